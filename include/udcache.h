@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udcache.h - the public interface of udcache, an embeddable name cache.
+ *
+ * udcache maps (directory ino, name) to an object (a positive entry) or to
+ * "this name does not exist" (a negative entry).  It is a userspace
+ * reimplementation of the performance-critical core of the Linux dentry
+ * cache: lookups are RCU readers of a lock-free hash table, mutations are
+ * told to the cache by the embedder, misses are resolved through the
+ * embedder's backend with one backend call per name however many threads
+ * miss it at once.
+ *
+ * General rules (they hold for every function below):
+ *
+ *  - Every function may be called from any number of threads at once, on
+ *    any thread, with no registration step: a thread is registered with RCU
+ *    on its first call and unregistered when it exits.
+ *  - Errors are negative errno values.  A call that fails changes nothing.
+ *  - A name is 1..UDC_NAME_MAX bytes, contains no '/' and no NUL byte, and
+ *    is not ".".  ".." is legal for lookups and means "the parent of dir".
+ *    Names are compared byte for byte.
+ *  - Nothing outside the cache ever holds a reference to an entry: answers
+ *    are copied into a caller's struct udc_attr.  So the cache may drop or
+ *    move any entry at any time.
+ *
+ * See API.md in the project's shared documents for the contract, and
+ * docs/ in the source tree for the design.
+ */
+#ifndef UDCACHE_H
+#define UDCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UDC_VERSION_MAJOR 0
+#define UDC_VERSION_MINOR 1
+#define UDC_VERSION_PATCH 0
+
+typedef uint64_t udc_ino;              /* the backing store's identity of an object */
+#define UDC_INO_NONE ((udc_ino)0)      /* "unknown"; never a valid ino */
+#define UDC_NAME_MAX 255               /* longest name, in bytes */
+#define UDC_PATH_MAX 4096              /* longest path given to udc_walk, in bytes */
+
+typedef struct udc_cache udc_cache;    /* opaque */
+
+enum udc_type {
+	UDC_TYPE_UNKNOWN = 0,
+	UDC_TYPE_REG     = 1,
+	UDC_TYPE_DIR     = 2,
+	UDC_TYPE_SYMLINK = 3,
+	UDC_TYPE_OTHER   = 4,
+};
+
+struct udc_attr {                      /* what a positive name maps to */
+	udc_ino  ino;                  /* never UDC_INO_NONE */
+	uint32_t type;                 /* enum udc_type */
+	uint32_t flags;                /* reserved: 0 */
+	uint64_t cookie;               /* the embedder's word, stored and returned as given */
+};
+
+/* Outcomes of udc_lookup (cache only). */
+#define UDC_MISS     0                 /* the cache knows nothing about the name */
+#define UDC_POSITIVE 1                 /* the name exists; *out is filled */
+#define UDC_NEGATIVE 2                 /* the name is known not to exist */
+
+struct udc_backend {                   /* how the cache asks the store on a miss */
+	/* Resolve one name in directory dir. Return 0 and fill *out if it exists,
+	 * -ENOENT if it does not, another negative errno on failure (then nothing
+	 * is cached and the error is returned to the caller). May block. */
+	int (*lookup)(void *ctx, udc_ino dir, const char *name, size_t len,
+		      struct udc_attr *out);
+	/* Read a symlink's target into buf (no NUL needed); return its length or
+	 * -errno. NULL: udc_walk does not follow symlinks (returns -ELOOP on one
+	 * that must be followed). */
+	ssize_t (*readlink)(void *ctx, udc_ino ino, char *buf, size_t size);
+};
+
+struct udc_call {                      /* per call: whose work this is */
+	void    *ctx;                  /* passed to the backend as is */
+	uint32_t client;               /* tenant / client id for quotas; 0 = anonymous */
+};
+
+struct udc_config {
+	size_t   size;                 /* sizeof(struct udc_config): set by UDC_CONFIG_INIT */
+	size_t   memory_limit;         /* bytes the cache may hold, all overhead included;
+	                                * 0 = 64 MiB */
+	udc_ino  root;                 /* where absolute paths start; required */
+	const struct udc_backend *backend;  /* NULL: resolve/walk use the cache only
+	                                * and report a miss as -EAGAIN */
+	uint64_t hash_key[2];          /* keyed name hash; {0,0} = random per cache */
+	uint32_t flags;                /* UDC_CFG_* below */
+	uint32_t negative_max_age_ms;  /* a negative not hit for this long is reclaimed
+	                                * even with no memory pressure; 0 = default
+	                                * (600000); UINT32_MAX = never */
+};
+#define UDC_CONFIG_INIT { .size = sizeof(struct udc_config) }
+#define UDC_CFG_NO_RECLAIM_THREAD 0x1  /* no background reclaim thread: reclaim
+                                        * runs inline and through udc_shrink */
+#define UDC_CFG_KEEP_UNLINKED     0x2  /* udc_remove leaves a negative behind */
+
+/**
+ * udc_version() - the library's version.
+ *
+ * Context: any.
+ * Return: a static string "MAJOR.MINOR.PATCH".
+ */
+const char *udc_version(void);
+
+/**
+ * udc_create() - make a cache.
+ * @cfg: the configuration, initialised with UDC_CONFIG_INIT.  Read during
+ *       the call only, except cfg->backend, which must stay valid until
+ *       udc_destroy().
+ *
+ * cfg->size must be sizeof(struct udc_config) of this header; cfg->root must
+ * not be UDC_INO_NONE; cfg->flags may hold only UDC_CFG_* bits; a backend, if
+ * given, must have a lookup function.  Checks at start-up that the kernel
+ * offers membarrier (see struct udc_stats.membarrier).
+ *
+ * Context: any thread; may allocate and start threads.
+ * Return: the cache, or NULL with errno set: EINVAL for a bad config, ENOMEM
+ * when memory runs out.
+ */
+udc_cache *udc_create(const struct udc_config *cfg);
+
+/**
+ * udc_destroy() - free a cache and everything it holds.
+ * @c: the cache, or NULL (then nothing happens).
+ *
+ * Context: no call on @c may be running, and none may follow.  Waits for
+ * RCU grace periods, so must not be called inside an RCU read-side critical
+ * section of the caller's own.
+ */
+void udc_destroy(udc_cache *c);
+
+/**
+ * udc_lookup() - look a name up in the cache only.
+ * @c:    the cache.
+ * @dir:  the directory's ino.
+ * @name: the name (not NUL-terminated), @len bytes.
+ * @out:  filled on UDC_POSITIVE; may be NULL.
+ *
+ * ".." gives the parent of @dir when the cache knows it (for cfg->root, the
+ * root itself).  In a directory marked complete (udc_dir_complete()), a name
+ * the cache does not hold is UDC_NEGATIVE.  An entry cached before the last
+ * udc_invalidate_dir()/udc_rmdir() of @dir is never returned.
+ *
+ * Context: any; lock-free, never blocks, takes no lock, does no atomic
+ * read-modify-write and, in the steady state, stores to no shared cache line
+ * (at most one plain store that raises an entry's hit counter).
+ * Ordering: a lookup that starts after udc_add() (or any mutation) of the
+ * name has returned sees its effect.
+ * Return: UDC_POSITIVE, UDC_NEGATIVE or UDC_MISS; -EINVAL for a NULL cache,
+ * a NULL name, a bad name or @dir == UDC_INO_NONE; -ENAMETOOLONG past
+ * UDC_NAME_MAX.
+ */
+int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len,
+	       struct udc_attr *out);
+
+/**
+ * udc_resolve() - look a name up, asking the backend on a miss.
+ * @c:    the cache.
+ * @dir:  the directory's ino.
+ * @name: the name, @len bytes.
+ * @call: passed to the backend (ctx) and used for quotas (client); may be
+ *        NULL (anonymous, ctx NULL).
+ * @out:  filled on 0; may be NULL.
+ *
+ * On a miss, exactly one of the threads missing (@dir, @name) at once calls
+ * cfg->backend->lookup; the others wait for and share its answer.  The
+ * answer (positive or -ENOENT) is cached, unless a mutation of that name
+ * (udc_add, udc_add_negative, udc_remove, udc_rename, udc_invalidate,
+ * udc_invalidate_dir or udc_rmdir of @dir) ran while the backend was asked:
+ * then it is returned but not cached.  Backend errors other than -ENOENT are
+ * returned to every waiter and nothing is cached.  A miss in a complete
+ * directory is -ENOENT with no backend call.
+ *
+ * Context: any thread; may block in the backend (never while holding a lock
+ * that lookups take: lookups take none).
+ * Return: 0, -ENOENT, the name check's error (as udc_lookup), -EAGAIN on a
+ * miss with no backend, or the backend's error.
+ */
+int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		const struct udc_call *call, struct udc_attr *out);
+
+#define UDC_WALK_FOLLOW 0x1            /* follow a symlink in the last component */
+
+/**
+ * udc_walk() - resolve a path, component by component.
+ * @c:     the cache.
+ * @start: where a relative path starts (a directory's ino).
+ * @path:  the path, @len bytes (not NUL-terminated; no NUL inside).
+ * @flags: 0 or UDC_WALK_FOLLOW.
+ * @call:  as for udc_resolve(); may be NULL.
+ * @out:   the final object's attr, filled on 0; may be NULL.
+ *
+ * A path starting with '/' starts at cfg->root.  "//" is one '/'; "." stays;
+ * ".." goes to the parent (and stays at cfg->root); a trailing '/' requires a
+ * directory.  Symlinks are followed in the middle of a path always, in the
+ * last component with UDC_WALK_FOLLOW or a trailing '/', at most 40 in one
+ * walk.  Each component goes through udc_resolve().  The answer is
+ * consistent with directory renames and rmdirs told to this cache: if one
+ * ran during the walk, the walk is retried, so the path returned existed as
+ * a whole at one moment.
+ *
+ * Context: any thread; may block in the backend.
+ * Return: 0; -EINVAL (NULL cache or path, NUL in the path, unknown flags,
+ * relative path with @start == UDC_INO_NONE); -ENOENT (a component does not
+ * exist, or an empty path); -ENOTDIR (a non-directory followed by a
+ * component or a trailing '/'); -ELOOP (more than 40 symlinks, or a symlink
+ * that must be followed with no readlink); -ENAMETOOLONG (a component past
+ * UDC_NAME_MAX, or the path, symlink targets spliced in, past UDC_PATH_MAX);
+ * -EAGAIN (a miss with no backend); or the backend's error.
+ */
+int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
+	     unsigned flags, const struct udc_call *call, struct udc_attr *out);
+
+/*
+ * Mutations: the embedder tells the cache what changed in the store.  Each
+ * returns 0 or -errno (-EINVAL for a NULL cache, a bad name, a bad attr or a
+ * UDC_INO_NONE directory; -ENAMETOOLONG; -ENOMEM) and none calls the
+ * backend.  Each is atomic for lookups: a lookup sees the old state or the
+ * new one.  Each marks in-flight udc_resolve() answers for the names it
+ * touches as stale, so that they are not cached.
+ * Context: any thread; they take short internal locks and never block on
+ * the backend.  With UDC_CFG_NO_RECLAIM_THREAD they run a bounded reclaim
+ * batch when the cache is over its limit.
+ */
+
+/**
+ * udc_add() - @name in @dir now exists as @attr (replacing what was cached).
+ * attr->ino must not be UDC_INO_NONE, attr->type must be an enum udc_type,
+ * attr->flags must be 0.  A directory added this way has @dir recorded as
+ * its parent (for "..").  "..", with a UDC_TYPE_DIR attr, records the
+ * parent of @dir.
+ */
+int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
+	    const struct udc_attr *attr);
+
+/**
+ * udc_add_negative() - @name is known not to exist in @dir.
+ * @client: the client whose miss this was (quotas), 0 = anonymous.
+ * Replaces a positive entry.  The cache may decline to keep it (admission
+ * bounds, a complete directory): the call still returns 0.
+ */
+int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		     uint32_t client);
+
+/**
+ * udc_remove() - @name was unlinked from @dir.  Drops the entry, or with
+ * UDC_CFG_KEEP_UNLINKED leaves a negative entry behind.
+ */
+int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len);
+
+/**
+ * udc_rename() - (@odir, @oname) was renamed to (@ndir, @nname).
+ * @moved: the object's ino, or UDC_INO_NONE if unknown.
+ *
+ * Afterwards (@odir, @oname) is not positive (a negative with
+ * UDC_CFG_KEEP_UNLINKED) and (@ndir, @nname) is positive with the old attr
+ * when the old name was cached (and, with @moved given, cached as @moved),
+ * else a miss.  A directory moved this way gets @ndir as its parent; a
+ * directory that was replaced at the target is treated as removed.  Walks
+ * that ran through a renamed directory are retried.  Renaming a name to
+ * itself does nothing.
+ */
+int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen,
+	       udc_ino ndir, const char *nname, size_t nlen, udc_ino moved);
+
+/**
+ * udc_rmdir() - directory @dir, named @name in @parent, was removed.
+ * @dir: its ino, or UDC_INO_NONE to take it from the cached entry.
+ *
+ * Drops (@parent, @name) (a negative with UDC_CFG_KEEP_UNLINKED) and forgets
+ * every name cached in @dir, in O(1) however many there are: the directory's
+ * generation is bumped and its old entries become garbage that reclaim
+ * frees later.  Walks through @dir are retried.
+ */
+int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len,
+	      udc_ino dir);
+
+/**
+ * udc_invalidate() - forget what is cached for @name in @dir (positive or
+ * negative).  ".." forgets the parent of @dir.  A complete directory is no
+ * longer complete.
+ */
+int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len);
+
+/**
+ * udc_invalidate_dir() - forget every name cached in @dir, in O(1).
+ * The parent of @dir is kept; the directory is no longer complete.
+ */
+int udc_invalidate_dir(udc_cache *c, udc_ino dir);
+
+/**
+ * udc_dir_complete() - the embedder has told the cache every name in @dir.
+ *
+ * The embedder has called udc_add() for each name of @dir (e.g. after a
+ * readdir) and asserts the set is complete: from now on a miss in @dir is
+ * answered as negative with no backend call and no negative entry stored,
+ * until the cache drops any of @dir's names (reclaim, udc_invalidate) or
+ * @dir is invalidated or removed.
+ * Return: 0, -EINVAL (NULL cache, UDC_INO_NONE), -ENOMEM.
+ */
+int udc_dir_complete(udc_cache *c, udc_ino dir);
+
+/**
+ * udc_shrink() - free about @bytes of cached entries (all if SIZE_MAX).
+ *
+ * Works in bounded batches and never blocks lookups.
+ * Context: any thread, outside an RCU read-side section of the caller's own.
+ * Return: the bytes freed (0 for a NULL cache).
+ */
+size_t udc_shrink(udc_cache *c, size_t bytes);
+
+/**
+ * udc_set_memory_limit() - change cfg->memory_limit (0 = 64 MiB).
+ * Return: 0 or -EINVAL (NULL cache).
+ */
+int udc_set_memory_limit(udc_cache *c, size_t bytes);
+
+/**
+ * udc_thread_offline() - the calling thread goes idle for long.
+ * udc_thread_online() - it is back.
+ *
+ * Flushes what the thread holds for @c (deferred frees), so that reclaim
+ * never waits on it.  A thread that is not inside a udcache call never holds
+ * up an RCU grace period, so calls between offline and online are allowed
+ * (they bring the thread online by themselves).
+ */
+void udc_thread_offline(udc_cache *c);
+void udc_thread_online(udc_cache *c);
+
+/* Statistics: a consistent-enough snapshot, summed from per-thread counters. */
+struct udc_stats {
+	size_t   size;                 /* sizeof(struct udc_stats), set by the caller */
+	uint64_t lookups;              /* udc_lookup + the name lookups inside resolve/walk */
+	uint64_t hits_positive;
+	uint64_t hits_negative;
+	uint64_t misses;
+	uint64_t backend_calls;
+	uint64_t nr_positive;          /* entries held now */
+	uint64_t nr_negative;
+	uint64_t evictions;            /* entries reclaimed, every reason */
+	uint64_t bytes_used;           /* every byte the cache holds now, pages, names,
+	                                * hash table and metadata included */
+	uint64_t bytes_limit;
+	/* Extensions (filled when size covers them). */
+	uint64_t membarrier;           /* 1: RCU readers use sys_membarrier (fast);
+	                                * 0: it is missing, reads cost ~40x more */
+	uint64_t nr_dirs;              /* directory objects held now */
+	uint64_t stale_answers;        /* backend answers returned but not cached */
+	uint64_t walk_retries;         /* walks redone after a rename or rmdir */
+};
+#define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
+
+/**
+ * udc_stats_get() - fill @st with the cache's statistics.
+ * @st: st->size must be set by the caller: UDC_STATS_SIZE_V0 (the fields up
+ *      to bytes_limit) or sizeof(struct udc_stats).  With another size, or
+ *      a NULL cache, *st is left as it is.
+ *
+ * Context: any thread; takes no lock that lookups take.
+ */
+void udc_stats_get(udc_cache *c, struct udc_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UDCACHE_H */
