@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/alloc.c - the engine's allocation interface, and deferred frees.
+ *
+ * Owns: every byte the cache allocates goes through mem_alloc*() and is
+ * counted in cache->bytes (jemalloc's real size of the allocation), so
+ * bytes_used is what the cache holds, not what it asked for.  Entries are
+ * allocated here (entry_alloc) and freed here, either at once when no
+ * reader can hold them or after an RCU grace period, in batches of
+ * FREE_BATCH with one rcu_head per batch instead of one per entry.
+ *
+ * Limitation (this version): memory comes from jemalloc one allocation per
+ * entry.  The slab module (slab/) replaces what is behind entry_alloc() and
+ * entry_free_*() with per-thread pages that can be compacted and given
+ * back; the engine does not change.  In sanitizer builds the libc
+ * allocator (the sanitizer's) is used instead, so that ASan sees every
+ * entry's bounds and every use after free.
+ *
+ * Locking:
+ *   free_lock (a spinlock, leaf) protects cache->free_pending.  It may be
+ *   taken under a stripe lock.
+ *
+ * Ordering:
+ *   cache->bytes is a relaxed counter: it is read for limits and stats
+ *   only, where a slightly old value is fine.
+ *   call_rcu() orders the batch's frees after every read-side section that
+ *   could have found the entries (they were unpublished before being added).
+ */
+#include "engine/internal.h"
+
+#include <jemalloc/jemalloc.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UDC_LIBC_ALLOC 1
+#endif
+
+static size_t real_size(size_t size, size_t align)
+{
+	return nallocx(size, align > 16 ? MALLOCX_ALIGN(align) : 0);
+}
+
+static void *alloc_aligned(struct udc_cache *c, size_t size, size_t align)
+{
+	void *p;
+
+#ifdef UDC_LIBC_ALLOC
+	if (posix_memalign(&p, align, size))
+		p = NULL;
+#else
+	p = mallocx(size, align > 16 ? MALLOCX_ALIGN(align) : 0);
+#endif
+	if (p)
+		atomic_fetch_add_explicit(&c->bytes, real_size(size, align), memory_order_relaxed);
+	return p;
+}
+
+static void free_aligned(struct udc_cache *c, void *p, size_t size, size_t align)
+{
+	if (!p)
+		return;
+	atomic_fetch_sub_explicit(&c->bytes, real_size(size, align), memory_order_relaxed);
+#ifdef UDC_LIBC_ALLOC
+	free(p);
+#else
+	sdallocx(p, size, align > 16 ? MALLOCX_ALIGN(align) : 0);
+#endif
+}
+
+void *mem_alloc(struct udc_cache *c, size_t size)
+{
+	return alloc_aligned(c, size, 16);
+}
+
+void *mem_alloc_line(struct udc_cache *c, size_t size)
+{
+	return alloc_aligned(c, size, UDC_CACHELINE);
+}
+
+/* mem_free() frees what mem_alloc() gave; mem_alloc_line() memory is freed
+ * with mem_free_line(). */
+void mem_free(struct udc_cache *c, void *p, size_t size)
+{
+	free_aligned(c, p, size, 16);
+}
+
+void mem_free_line(struct udc_cache *c, void *p, size_t size)
+{
+	free_aligned(c, p, size, UDC_CACHELINE);
+}
+
+size_t entry_size(enum entry_kind kind, size_t len)
+{
+	size_t head = kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg);
+	size_t inline_max = kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX;
+
+	return head + (len <= inline_max ? len : sizeof(char *));
+}
+
+struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
+			      size_t len)
+{
+	size_t inline_max = kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX;
+	struct udc_entry *e = mem_alloc(c, entry_size(kind, len));
+
+	if (!e)
+		return NULL;
+	memset(e, 0, kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg));
+	e->kind = (uint8_t)kind;
+	e->len = (uint8_t)len;
+	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;
+	if (len <= inline_max) {
+		memcpy(dst, name, len);
+		return e;
+	}
+	char *ext = mem_alloc(c, len);
+	if (!ext) {
+		mem_free(c, e, entry_size(kind, len));
+		return NULL;
+	}
+	memcpy(ext, name, len);
+	memcpy(dst, &ext, sizeof(ext));
+	e->ext = 1;
+	return e;
+}
+
+void entry_free_now(struct udc_cache *c, struct udc_entry *e)
+{
+	if (e->ext)
+		mem_free(c, (void *)entry_name(e), e->len);
+	mem_free(c, e, entry_size((enum entry_kind)e->kind, e->len));
+}
+
+static void free_batch_rcu(struct rcu_head *head)
+{
+	struct free_batch *b = caa_container_of(head, struct free_batch, rcu);
+	struct udc_cache *c = b->cache;
+
+	for (unsigned i = 0; i < b->n; i++)
+		entry_free_now(c, b->ents[i]);
+	mem_free(c, b, sizeof(*b));
+}
+
+/* Take the pending batch, if any, with free_lock held. */
+static struct free_batch *free_take_locked(struct udc_cache *c)
+{
+	struct free_batch *b = c->free_pending;
+
+	c->free_pending = NULL;
+	return b;
+}
+
+void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
+{
+	struct free_batch *full = NULL;
+
+	ck_spinlock_lock(&c->free_lock);
+	struct free_batch *b = c->free_pending;
+	if (!b) {
+		b = mem_alloc(c, sizeof(*b));
+		if (!b) {
+			ck_spinlock_unlock(&c->free_lock);
+			/* No memory for a batch: wait for readers here instead. */
+			synchronize_rcu();
+			entry_free_now(c, e);
+			return;
+		}
+		b->cache = c;
+		b->n = 0;
+		c->free_pending = b;
+	}
+	b->ents[b->n++] = e;
+	if (b->n == FREE_BATCH)
+		full = free_take_locked(c);
+	ck_spinlock_unlock(&c->free_lock);
+
+	if (full)
+		call_rcu(&full->rcu, free_batch_rcu);
+}
+
+void entry_free_flush(struct udc_cache *c)
+{
+	ck_spinlock_lock(&c->free_lock);
+	struct free_batch *b = free_take_locked(c);
+	ck_spinlock_unlock(&c->free_lock);
+
+	if (b)
+		call_rcu(&b->rcu, free_batch_rcu);
+}

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/cache.c - a cache's life: udc_create, udc_destroy, statistics,
+ * udc_version, udc_thread_offline/online, and the engine's validator.
+ *
+ * Owns: struct udc_cache itself, its two rculfhash tables' creation and
+ * destruction, and the memory accounting total (cache_bytes_used).
+ *
+ * bytes_used = every allocation made through engine/alloc.c (entries,
+ * external names, directory objects, stats chunks, free batches, the
+ * cache struct) + the name and directory tables' bucket arrays.  liburcu
+ * 0.13 does not expose a table's bucket count, so bucket memory is an
+ * upper estimate: 16 bytes (one struct cds_lfht_node) per bucket for
+ * next_pow2(entries) buckets, the size rculfhash's auto-resize grows to.
+ *
+ * Locking: none of its own; udc_destroy runs alone (the caller's promise).
+ *
+ * Ordering:
+ *   The cache is published to other threads by the caller after
+ *   udc_create returns (their own synchronisation orders it).
+ *   udc_destroy: every entry is unpublished, then rcu_barrier() waits for
+ *   the deferred frees' callbacks before the tables and the struct go.
+ */
+#include "engine/internal.h"
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MIN_BUCKETS 1024
+
+#define UDC_STR2(x) #x
+#define UDC_STR(x) UDC_STR2(x)
+
+const char *udc_version(void)
+{
+	return UDC_STR(UDC_VERSION_MAJOR) "." UDC_STR(UDC_VERSION_MINOR) "." UDC_STR(UDC_VERSION_PATCH);
+}
+
+static bool membarrier_available(void)
+{
+	long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+}
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t p = MIN_BUCKETS;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+size_t cache_bytes_used(struct udc_cache *c)
+{
+	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+	int64_t dirs = atomic_load_explicit(&c->nr_dirs, memory_order_relaxed);
+	size_t buckets = pow2_at_least(entries > 0 ? (size_t)entries : 0) +
+			 pow2_at_least(dirs > 0 ? (size_t)dirs : 0);
+
+	return atomic_load_explicit(&c->bytes, memory_order_relaxed) +
+	       buckets * sizeof(struct cds_lfht_node);
+}
+
+static int config_check(const struct udc_config *cfg)
+{
+	if (!cfg || cfg->size != sizeof(struct udc_config))
+		return EINVAL;
+	if (cfg->root == UDC_INO_NONE)
+		return EINVAL;
+	if (cfg->flags & ~(uint32_t)(UDC_CFG_NO_RECLAIM_THREAD | UDC_CFG_KEEP_UNLINKED))
+		return EINVAL;
+	if (cfg->backend && !cfg->backend->lookup)
+		return EINVAL;
+	return 0;
+}
+
+static struct cds_lfht *table_new(void)
+{
+	return cds_lfht_new(MIN_BUCKETS, MIN_BUCKETS, 0,
+			    CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+}
+
+udc_cache *udc_create(const struct udc_config *cfg)
+{
+	int err = config_check(cfg);
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	thread_enter();
+
+	struct udc_cache boot = { 0 };   /* accounts the cache struct itself */
+	struct udc_cache *c = mem_alloc_line(&boot, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	atomic_init(&c->bytes, atomic_load(&boot.bytes));
+	err = -hash_key_init(&c->key, cfg->hash_key);
+	if (err)
+		goto fail;
+	c->root = cfg->root;
+	c->backend = cfg->backend;
+	c->flags = cfg->flags;
+	c->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
+							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
+	c->membarrier = membarrier_available();
+	atomic_init(&c->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
+	ck_spinlock_init(&c->free_lock);
+	ck_sequence_init(&c->rename_seq);
+	pthread_mutex_init(&c->rename_lock, NULL);
+	pthread_mutex_init(&c->shrink_lock, NULL);
+	for (unsigned i = 0; i < NR_STRIPES; i++) {
+		pthread_mutex_init(&c->stripes[i].lock, NULL);
+		pthread_cond_init(&c->stripes[i].cond, NULL);
+		CDS_INIT_LIST_HEAD(&c->stripes[i].inflight);
+	}
+	c->names = table_new();
+	c->dirs = table_new();
+	if (!c->names || !c->dirs) {
+		err = ENOMEM;
+		goto fail;
+	}
+	return c;
+
+fail:
+	if (c->names)
+		cds_lfht_destroy(c->names, NULL);
+	if (c->dirs)
+		cds_lfht_destroy(c->dirs, NULL);
+	mem_free_line(&boot, c, sizeof(*c));
+	errno = err;
+	return NULL;
+}
+
+void udc_destroy(udc_cache *c)
+{
+	struct cds_lfht_iter it;
+	struct udc_entry *e;
+
+	if (!c)
+		return;
+	thread_enter();
+	rcu_read_lock();
+	cds_lfht_for_each_entry(c->names, &it, e, node) {
+		if (cds_lfht_del(c->names, &e->node) == 0)
+			entry_unlink_locked(c, e);   /* alone: every lock is ours */
+	}
+	rcu_read_unlock();
+	entry_free_flush(c);
+	rcu_barrier();   /* every deferred free has run */
+	dir_free_all(c);
+	if (cds_lfht_destroy(c->names, NULL) || cds_lfht_destroy(c->dirs, NULL))
+		udc_panic("a table was not empty at destroy");
+	for (unsigned i = 0; i < STATS_CHUNKS; i++) {
+		struct stats_chunk *ch = atomic_load_explicit(&c->stats[i], memory_order_relaxed);
+		if (ch)
+			mem_free_line(c, ch, sizeof(*ch));
+	}
+	for (unsigned i = 0; i < NR_STRIPES; i++) {
+		pthread_mutex_destroy(&c->stripes[i].lock);
+		pthread_cond_destroy(&c->stripes[i].cond);
+	}
+	pthread_mutex_destroy(&c->rename_lock);
+	pthread_mutex_destroy(&c->shrink_lock);
+	struct udc_cache boot = { 0 };
+	atomic_init(&boot.bytes, atomic_load(&c->bytes));
+	mem_free_line(&boot, c, sizeof(*c));
+	udc_assert(atomic_load(&boot.bytes) == 0);
+}
+
+/* Sum every thread's slot of c. */
+static void stats_sum(struct udc_cache *c, struct thread_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+#define X(name, meaning)                                                                  \
+	atomic_store_explicit(&sum->name,                                                 \
+			      atomic_load_explicit(&sum->name, memory_order_relaxed) +    \
+				      atomic_load_explicit(&ts->name, memory_order_relaxed), \
+			      memory_order_relaxed);
+	for (unsigned i = 0; i <= STATS_CHUNKS; i++) {
+		struct stats_chunk *ch =
+			i < STATS_CHUNKS ? atomic_load_explicit(&c->stats[i], memory_order_acquire)
+					 : NULL;
+		unsigned n = ch ? STATS_PER_CHUNK : (i == STATS_CHUNKS ? 1 : 0);
+		for (unsigned j = 0; j < n; j++) {
+			const struct thread_stats *ts = ch ? &ch->slot[j] : &c->shared_stats;
+			UDC_THREAD_STATS(X)
+		}
+	}
+#undef X
+}
+
+static uint64_t gauge(uint64_t added, uint64_t dropped)
+{
+	return added >= dropped ? added - dropped : 0;   /* counts read mid-update */
+}
+
+void udc_stats_get(udc_cache *c, struct udc_stats *st)
+{
+	struct thread_stats t;
+
+	if (!c || !st || st->size < UDC_STATS_SIZE_V0 || st->size > sizeof(*st))
+		return;
+	stats_sum(c, &t);
+#define G(name) atomic_load_explicit(&t.name, memory_order_relaxed)
+	struct udc_stats s = {
+		.size = st->size,
+		.lookups = G(lookups),
+		.hits_positive = G(hits_positive),
+		.hits_negative = G(hits_negative),
+		.misses = G(misses),
+		.backend_calls = G(backend_calls),
+		.nr_positive = gauge(G(pos_added), G(pos_dropped)),
+		.nr_negative = gauge(G(neg_added), G(neg_dropped)),
+		.evictions = G(evictions),
+		.bytes_used = cache_bytes_used(c),
+		.bytes_limit = atomic_load_explicit(&c->limit, memory_order_relaxed),
+		.membarrier = c->membarrier,
+		.nr_dirs = (uint64_t)atomic_load_explicit(&c->nr_dirs, memory_order_relaxed),
+		.stale_answers = G(stale_answers),
+		.walk_retries = G(walk_retries),
+	};
+#undef G
+	memcpy(st, &s, st->size);   /* fields past the caller's size stay untouched */
+}
+
+void udc_thread_offline(udc_cache *c)
+{
+	if (!c)
+		return;
+	/*
+	 * urcu-memb: a thread outside a read-side section never holds up a
+	 * grace period, so there is nothing to tell RCU.  What a thread could
+	 * hold is a partly filled free batch: hand it to RCU now.
+	 */
+	thread_enter();
+	entry_free_flush(c);
+}
+
+void udc_thread_online(udc_cache *c)
+{
+	if (!c)
+		return;
+	thread_enter();
+}
+
+/* The validator: walk every table and list and check the invariants of
+ * internal.h.  Call with no mutation running.  0, or -EUCLEAN and why on
+ * stderr. */
+int engine_check(struct udc_cache *c)
+{
+	struct cds_lfht_iter it;
+	struct udc_entry *e;
+	struct udc_dir *d;
+	int64_t entries = 0, pos = 0, neg = 0;
+	int bad = 0;
+
+#define CHECK(cond, ...)                                                          \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "engine_check: " __VA_ARGS__);            \
+			fputc('\n', stderr);                                      \
+			bad = 1;                                                  \
+		}                                                                 \
+	} while (0)
+
+	rcu_read_lock();
+	cds_lfht_for_each_entry(c->names, &it, e, node) {
+		entries++;
+		CHECK(e->len >= 1, "entry with empty name");
+		CHECK(e->kind == ENT_POSITIVE || e->kind == ENT_NEGATIVE, "bad kind %u", e->kind);
+		CHECK(name_check(entry_name(e), e->len) == 0 || name_is_dotdot(entry_name(e), e->len) == 0,
+		      "entry with a bad name");
+		CHECK(dir_find_rcu(c, e->dir->ino) == e->dir, "entry's dir not in the dir table");
+		uint64_t h = hash_name(&c->key, e->dir->ino, entry_name(e), e->len);
+		const struct name_key k = { .dir = e->dir->ino, .name = entry_name(e), .len = e->len };
+		CHECK(entry_find_rcu(c, h, &k) == e, "entry not found by its own key (duplicate?)");
+		if (e->kind == ENT_POSITIVE) {
+			pos++;
+			CHECK(entry_pos(e)->ino != UDC_INO_NONE, "positive with no ino");
+		} else {
+			neg++;
+		}
+	}
+	cds_lfht_for_each_entry(c->dirs, &it, d, node) {
+		struct udc_pos *p;
+		int64_t listed = 0;
+		ck_spinlock_lock(&d->lock);
+		cds_list_for_each_entry(p, &d->children, child) {
+			listed++;
+			CHECK(p->e.dir == d, "child listed under another dir");
+		}
+		ck_spinlock_unlock(&d->lock);
+		CHECK(listed == atomic_load(&d->nr_positive), "dir %llu: %lld listed, %lld counted",
+		      (unsigned long long)d->ino, (long long)listed,
+		      (long long)atomic_load(&d->nr_positive));
+		CHECK(atomic_load(&d->nr_negative) >= 0, "dir with negative count");
+	}
+	rcu_read_unlock();
+
+	struct udc_stats st = { .size = sizeof(st) };
+	udc_stats_get(c, &st);
+	CHECK(entries == atomic_load(&c->nr_entries), "table holds %lld, counted %lld",
+	      (long long)entries, (long long)atomic_load(&c->nr_entries));
+	CHECK((uint64_t)pos == st.nr_positive, "positives: %lld held, stats %llu", (long long)pos,
+	      (unsigned long long)st.nr_positive);
+	CHECK((uint64_t)neg == st.nr_negative, "negatives: %lld held, stats %llu", (long long)neg,
+	      (unsigned long long)st.nr_negative);
+#undef CHECK
+	return bad ? -EUCLEAN : 0;
+}

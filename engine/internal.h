@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/internal.h - the engine's private types, in one place.
+ *
+ * Glossary
+ *   entry      one cached answer for (directory ino, name): positive (an
+ *              attr) or negative ("does not exist").  Immutable once
+ *              published, except its hit counter; a change is a new entry
+ *              that replaces the old one in the table.
+ *   dir        a directory object (struct udc_dir), found by ino in the
+ *              directory table: generation, flags, parent, children list.
+ *   generation a dir's counter; an entry records the generation it was
+ *              created in and is stale (a miss) once the dir's moves on.
+ *              udc_invalidate_dir() and udc_rmdir() are O(1) because of it.
+ *   stripe     one of NR_STRIPES name locks; a name's stripe is chosen by
+ *              its hash.  Every mutation of a name, and the in-flight
+ *              placeholders of resolve, are serialised by its stripe.
+ *   placeholder an in-flight backend call for one name (struct inflight),
+ *              on its caller's stack, listed on the name's stripe.
+ *
+ * Invariants (checked by engine_check() in UDC_DEBUG builds and tests)
+ *   - at most one entry per (dir ino, name) in the name table;
+ *   - e->dir->ino == the entry's key dir, and e->dir stays allocated while
+ *     any entry points to it (directory objects live until udc_destroy in
+ *     this version);
+ *   - a positive entry is on e->dir's children list iff it is in the table;
+ *   - sum over threads of (added - dropped) == entries in the table, per
+ *     kind, when no call is running;
+ *   - bytes == sum of accounted allocations not yet freed.
+ */
+#ifndef UDC_ENGINE_INTERNAL_H
+#define UDC_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define _LGPL_SOURCE   /* inline read-side fast paths */
+#define URCU_API_MAP   /* the flavor-neutral names: rcu_read_lock, call_rcu... */
+#include <urcu/urcu-memb.h>
+#include <urcu/rculfhash.h>
+#include <urcu/list.h>
+
+#include <ck_sequence.h>
+#include <ck_spinlock.h>
+
+#include "engine/debug.h"
+#include "engine/hash.h"
+#include "engine/stats.h"
+#include "include/udcache.h"
+
+#define UDC_CACHELINE 64
+#define UDC_ALIGNED __attribute__((aligned(UDC_CACHELINE)))
+
+#define NR_STRIPES 512            /* name locks; power of two */
+#define WALK_MAX_SYMLINKS 40
+#define WALK_OPTIMISTIC_TRIES 8   /* seqcount retries before a walk takes rename_lock */
+#define HITS_MAX 3                /* the 2-bit hit counter saturates here */
+#define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
+#define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
+#define FREE_BATCH 62             /* entries per deferred-free batch */
+
+/* Longest name kept inside the entry; longer names are allocated apart. */
+#define NEG_INLINE_MAX 64         /* negative entry <= 96 bytes */
+#define POS_INLINE_MAX 64         /* positive entry <= 128 bytes */
+
+enum dir_flags {
+	DIR_COMPLETE = 1u << 0,   /* the embedder told every name: misses are negative */
+};
+
+/*
+ * struct udc_dir - one directory.
+ *
+ * The first line is read by lookups (gen, flags) and by walks (parent);
+ * the writers' fields (children, counters) sit on the next line so that
+ * mutations do not bounce the line that every hit reads.
+ */
+struct udc_dir {
+	/* --- read by lookups --- */
+	udc_ino ino;                      /* immutable */
+	_Atomic uint32_t gen;             /* bumped by invalidate_dir/rmdir (release) */
+	_Atomic uint32_t flags;           /* DIR_*; set/cleared with atomic or/and */
+	_Atomic udc_ino parent;           /* for ".."; UDC_INO_NONE = unknown */
+	_Atomic uint64_t cookie;          /* the cookie of the entry naming this dir */
+	struct cds_lfht_node node;        /* in cache->dirs; never removed before destroy */
+
+	/* --- writers --- */
+	ck_spinlock_t lock UDC_ALIGNED;   /* protects children */
+	struct cds_list_head children;    /* positive entries in this dir (protected by lock) */
+	_Atomic int64_t nr_positive;      /* entries in the table, any generation */
+	_Atomic int64_t nr_negative;
+	struct udc_dir *destroy_next;     /* udc_destroy's list of unlinked dirs */
+};
+
+enum entry_kind {
+	ENT_NEGATIVE = 0,
+	ENT_POSITIVE = 1,
+};
+
+/*
+ * struct udc_entry - the part every entry has (32 bytes).
+ *
+ * Immutable once published except hits.  Readers find it through the name
+ * table under rcu_read_lock and copy what they need out.
+ */
+struct udc_entry {
+	struct cds_lfht_node node;        /* name table: next + reverse hash */
+	struct udc_dir *dir;              /* immutable */
+	uint32_t gen;                     /* dir->gen when the answer was obtained */
+	uint8_t len;                      /* name length, 1..255 (UDC_NAME_MAX fits) */
+	uint8_t kind : 1;                 /* enum entry_kind */
+	uint8_t ext : 1;                  /* 1: name stored apart, pointer inline */
+	uint8_t type : 6;                 /* positive: enum udc_type */
+	_Atomic uint8_t hits;             /* raised by readers (plain store), lowered by reclaim */
+	uint8_t spare_;
+};
+
+struct udc_neg {
+	struct udc_entry e;
+	char name[];                      /* inline name, or a char * when e.ext */
+};
+
+struct udc_pos {
+	struct udc_entry e;
+	udc_ino ino;
+	uint64_t cookie;
+	struct cds_list_head child;       /* on e.dir->children (protected by dir->lock) */
+	char name[];
+};
+
+_Static_assert(sizeof(struct udc_entry) == 32, "entry header is 32 bytes");
+_Static_assert(sizeof(struct udc_neg) + NEG_INLINE_MAX <= 96, "negative fits 96 bytes");
+_Static_assert(sizeof(struct udc_pos) + POS_INLINE_MAX <= 128, "positive fits 128 bytes");
+
+/* A resolve in flight: on the owner's stack, listed on its stripe. */
+struct inflight {
+	struct cds_list_head link;        /* on stripe->inflight (protected by stripe->lock) */
+	uint64_t hash;
+	udc_ino dir;
+	const char *name;
+	size_t len;
+	uint32_t gen;                     /* dir gen read before the backend call */
+	bool stale;                       /* a mutation of the name ran meanwhile */
+	bool done;
+	int waiters;                      /* threads waiting for the answer */
+	int result;
+	struct udc_attr attr;
+};
+
+struct stripe {
+	pthread_mutex_t lock;             /* serialises every mutation of its names */
+	pthread_cond_t cond;              /* placeholders done, waiters gone */
+	struct cds_list_head inflight;    /* struct inflight (protected by lock) */
+} UDC_ALIGNED;
+
+/* A batch of allocations freed together after one grace period. */
+struct free_batch {
+	struct rcu_head rcu;
+	struct udc_cache *cache;
+	unsigned n;
+	struct udc_entry *ents[FREE_BATCH];
+};
+
+struct udc_cache {
+	/* --- read-mostly: every call reads these --- */
+	struct cds_lfht *names;           /* entries by hash(dir, name) */
+	struct cds_lfht *dirs;            /* struct udc_dir by hash(ino) */
+	struct hash_key key;
+	udc_ino root;
+	const struct udc_backend *backend;
+	uint32_t flags;                   /* UDC_CFG_* */
+	uint32_t negative_max_age_ms;
+	bool membarrier;                  /* sys_membarrier available at create */
+	struct stats_chunk *_Atomic stats[STATS_CHUNKS];  /* per-thread counters, made on demand */
+	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
+
+	/* --- memory accounting: written by every allocation --- */
+	_Atomic size_t bytes UDC_ALIGNED; /* accounted bytes held now */
+	_Atomic size_t limit;             /* bytes_limit */
+	_Atomic int64_t nr_dirs;
+	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
+
+	/* --- deferred frees --- */
+	ck_spinlock_t free_lock UDC_ALIGNED;  /* protects free_pending */
+	struct free_batch *free_pending;
+
+	/* --- renames and rmdirs: walks validate against rename_seq --- */
+	pthread_mutex_t rename_lock UDC_ALIGNED;  /* serialises rename_seq writers; before stripes */
+	ck_sequence_t rename_seq;
+
+	/* --- serialises udc_shrink passes (reclaim is single-threaded) --- */
+	pthread_mutex_t shrink_lock;
+
+	struct stripe stripes[NR_STRIPES];
+};
+
+/* ---- engine/thread.c: automatic RCU registration, per-thread stats ---- */
+void thread_register_slow(void);
+extern __thread bool thread_registered;
+
+/* Make sure the calling thread is an RCU reader; cheap after the first call. */
+static inline void thread_enter(void)
+{
+	if (__builtin_expect(!thread_registered, 0))
+		thread_register_slow();
+}
+
+struct thread_stats *thread_stats_slow(struct udc_cache *c);
+extern __thread int32_t thread_index;   /* STATS_SHARED_SLOT: none (then the shared slot) */
+
+/* The calling thread's counters in c (thread_enter() first). */
+static inline struct thread_stats *thread_stats(struct udc_cache *c)
+{
+	int32_t i = thread_index;
+
+	if (__builtin_expect(i >= 0, 1)) {
+		/* acquire: pairs with the release CAS that publishes a zeroed chunk */
+		struct stats_chunk *ch =
+			atomic_load_explicit(&c->stats[i / STATS_PER_CHUNK], memory_order_acquire);
+		if (__builtin_expect(ch != NULL, 1))
+			return &ch->slot[i % STATS_PER_CHUNK];
+	}
+	return thread_stats_slow(c);
+}
+
+/* ---- engine/alloc.c: the allocation interface (slab replaces it) ---- */
+void *mem_alloc(struct udc_cache *c, size_t size);     /* accounted, 16-aligned; NULL on ENOMEM */
+void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
+void mem_free(struct udc_cache *c, void *p, size_t size);
+void mem_free_line(struct udc_cache *c, void *p, size_t size);
+size_t entry_size(enum entry_kind kind, size_t len);
+struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
+			      size_t len);
+void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
+void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
+void entry_free_flush(struct udc_cache *c);                     /* hand the pending batch to RCU */
+
+static inline const char *entry_name(const struct udc_entry *e)
+{
+	const char *p = e->kind == ENT_POSITIVE ? ((const struct udc_pos *)e)->name
+						: ((const struct udc_neg *)e)->name;
+	if (e->ext) {
+		const char *ext;
+		memcpy(&ext, p, sizeof(ext));
+		return ext;
+	}
+	return p;
+}
+
+static inline struct udc_pos *entry_pos(struct udc_entry *e)
+{
+	udc_assert(e->kind == ENT_POSITIVE);
+	return (struct udc_pos *)e;
+}
+
+/* ---- engine/dir.c: directory objects ---- */
+struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino);
+struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino);   /* find or create; NULL on ENOMEM */
+void dir_bump_gen(struct udc_dir *d);
+void dir_learn(struct udc_dir *child, udc_ino parent, uint64_t cookie);
+void dir_free_all(struct udc_cache *c);
+
+/* ---- engine/lookup.c: the hit path ---- */
+struct name_key {
+	udc_ino dir;
+	const char *name;
+	size_t len;
+};
+int name_check(const char *name, size_t len);   /* 0, -EINVAL, -ENAMETOOLONG */
+/* The checks every (cache, dir, name) call makes first: 0 or -errno. */
+int call_check(const struct udc_cache *c, udc_ino dir, const char *name, size_t len);
+int name_match(struct cds_lfht_node *node, const void *key);
+static inline bool name_is_dotdot(const char *name, size_t len)
+{
+	return len == 2 && name[0] == '.' && name[1] == '.';
+}
+struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k);
+/* Look (dir, name) up under rcu_read_lock, counting stats; UDC_* result. */
+int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
+		struct udc_attr *out);
+int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);
+
+/* ---- engine/mutate.c: table updates under a stripe ---- */
+static inline struct stripe *stripe_of(struct udc_cache *c, uint64_t hash)
+{
+	return &c->stripes[(hash >> 7) & (NR_STRIPES - 1)];
+}
+void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
+struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
+bool attr_valid(const struct udc_attr *attr);   /* ino set, known type, flags 0 */
+/* ---- engine/resolve.c ---- */
+/* udc_resolve() after the argument checks: 0, -ENOENT or -errno. */
+int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
+		 const struct udc_call *call, struct udc_attr *out);
+/* Publish e (filled, not yet published) for k, replacing what was there. */
+void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
+			  const struct name_key *k);
+/* Drop what is cached for k; return the dropped entry's accounted size, 0 if none. */
+size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k);
+void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
+void reclaim_inline(struct udc_cache *c);   /* engine/reclaim.c */
+
+/* ---- engine/cache.c ---- */
+size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
+int engine_check(struct udc_cache *c);   /* the validator: 0 or -EUCLEAN, prints why */
+
+#endif

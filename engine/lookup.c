@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/lookup.c - the hit path: udc_lookup() and the lookups inside
+ * resolve and walk.
+ *
+ * Owns: nothing; it reads the name table, entries and directory objects.
+ *
+ * The hit path is: check the name, hash it, rcu_read_lock, one rculfhash
+ * lookup (which compares the full 64-bit hash before calling name_match),
+ * a generation check against the entry's directory, copy the answer out,
+ * rcu_read_unlock.  It takes no lock, does no atomic read-modify-write,
+ * and stores only to the calling thread's own stats slot and, at most
+ * HITS_MAX times in an entry's life, a raised hit counter.
+ *
+ * Locking: none.  Callers of the *_rcu functions hold rcu_read_lock.
+ *
+ * Ordering:
+ *   rculfhash lookups are rcu_dereference() loads: the entry's immutable
+ *   fields, written before cds_lfht_add_replace() published it, are seen.
+ *   The acquire load of dir->gen pairs with the release increment in
+ *   dir_bump_gen(): a lookup that sees a new generation also sees the
+ *   complete flag and parent that the bumping thread cleared before it.
+ *   The hit counter is a relaxed load and a relaxed store: a lost raise
+ *   costs only reclaim accuracy.
+ */
+#include "engine/internal.h"
+
+#include <errno.h>
+
+int name_check(const char *name, size_t len)
+{
+	if (!name || len == 0)
+		return -EINVAL;
+	if (len > UDC_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (len == 1 && name[0] == '.')
+		return -EINVAL;
+	if (memchr(name, '/', len) || memchr(name, '\0', len))
+		return -EINVAL;
+	return 0;
+}
+
+int name_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
+	const struct name_key *k = key;
+
+	return e->len == k->len && e->dir->ino == k->dir &&
+	       memcmp(entry_name(e), k->name, k->len) == 0;
+}
+
+/* Call with rcu_read_lock held.  The entry, current or stale, or NULL. */
+struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k)
+{
+	struct cds_lfht_iter it;
+
+	cds_lfht_lookup(c->names, hash, name_match, k, &it);
+	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+	return n ? caa_container_of(n, struct udc_entry, node) : NULL;
+}
+
+static inline bool entry_current(const struct udc_entry *e)
+{
+	/* acquire: see Ordering (pairs with dir_bump_gen) */
+	return e->gen == atomic_load_explicit(&e->dir->gen, memory_order_acquire);
+}
+
+static inline void entry_hit(struct udc_entry *e)
+{
+	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
+
+	if (h < HITS_MAX)   /* only ever raise a counter that was lower */
+		atomic_store_explicit(&e->hits, (uint8_t)(h + 1), memory_order_relaxed);
+}
+
+static inline void attr_of_pos(const struct udc_pos *p, struct udc_attr *out)
+{
+	if (out) {
+		out->ino = p->ino;
+		out->type = p->e.type;
+		out->flags = 0;
+		out->cookie = p->cookie;
+	}
+}
+
+/* ".." of dir: the root's is the root; others' from the directory object. */
+int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
+{
+	struct thread_stats *ts = thread_stats(c);
+	udc_ino parent = dir == c->root ? c->root : UDC_INO_NONE;
+	uint64_t cookie = 0;
+
+	rcu_read_lock();
+	if (parent == UDC_INO_NONE) {
+		struct udc_dir *d = dir_find_rcu(c, dir);
+		if (d)
+			parent = atomic_load_explicit(&d->parent, memory_order_relaxed);
+	}
+	if (parent != UDC_INO_NONE) {
+		struct udc_dir *pd = dir_find_rcu(c, parent);
+		if (pd)
+			cookie = atomic_load_explicit(&pd->cookie, memory_order_relaxed);
+	}
+	rcu_read_unlock();
+
+	stat_add(ts, lookups, 1);
+	if (parent == UDC_INO_NONE) {
+		stat_add(ts, misses, 1);
+		return UDC_MISS;
+	}
+	stat_add(ts, hits_positive, 1);
+	if (out)
+		*out = (struct udc_attr){ .ino = parent, .type = UDC_TYPE_DIR, .cookie = cookie };
+	return UDC_POSITIVE;
+}
+
+int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
+		struct udc_attr *out)
+{
+	struct thread_stats *ts = thread_stats(c);
+	const struct name_key k = { .dir = dir, .name = name, .len = len };
+	int r = UDC_MISS;
+
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, hash, &k);
+	if (e && entry_current(e)) {
+		entry_hit(e);
+		if (e->kind == ENT_POSITIVE) {
+			attr_of_pos((const struct udc_pos *)e, out);
+			r = UDC_POSITIVE;
+		} else {
+			r = UDC_NEGATIVE;
+		}
+	} else {
+		/* The miss path: a complete directory answers negative. */
+		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
+		if (d && (atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE))
+			r = UDC_NEGATIVE;
+	}
+	rcu_read_unlock();
+
+	stat_add(ts, lookups, 1);
+	if (r == UDC_POSITIVE)
+		stat_add(ts, hits_positive, 1);
+	else if (r == UDC_NEGATIVE)
+		stat_add(ts, hits_negative, 1);
+	else
+		stat_add(ts, misses, 1);
+	return r;
+}
+
+int call_check(const udc_cache *c, udc_ino dir, const char *name, size_t len)
+{
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	return name_check(name, len);
+}
+
+int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+{
+	int r = call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	thread_enter();
+	if (name_is_dotdot(name, len))
+		return lookup_dotdot(c, dir, out);
+	return lookup_name(c, dir, name, len, hash_name(&c->key, dir, name, len), out);
+}

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/mutate.c - what the embedder tells the cache: udc_add,
+ * udc_add_negative, udc_remove, udc_invalidate, udc_invalidate_dir,
+ * udc_rmdir, udc_rename, udc_dir_complete; and the table updates they
+ * (and resolve, and reclaim) share.
+ *
+ * Owns: publishing and unpublishing entries in the name table, the
+ * children lists, the per-directory and per-thread entry counts, the
+ * rename seqcount's write side.
+ *
+ * Every change of a name is a new entry replacing the old one
+ * (cds_lfht_add_replace) or a removal (cds_lfht_del), made with the name's
+ * stripe lock held; so each mutation is atomic for lookups, and the
+ * stripe's in-flight placeholders for that name can be marked stale in the
+ * same critical section.  Nothing is changed before every allocation a
+ * call needs has succeeded: a call that fails with -ENOMEM changes nothing.
+ *
+ * Locking (outermost first):
+ *   cache->rename_lock   serialises udc_rename and udc_rmdir (writers of
+ *                        rename_seq); taken before any stripe.
+ *   stripe->lock         every update of the names hashed to the stripe,
+ *                        and its in-flight list.  Two stripes (rename) are
+ *                        taken in address order.  Never taken inside an
+ *                        rcu_read_lock section (so that a stripe holder may
+ *                        wait for a grace period).
+ *   dir->lock, free_lock spinlocks, innermost, never nested in each other.
+ *
+ * Ordering:
+ *   cds_lfht_add_replace/add_unique/del are full barriers around the link
+ *   change (rculfhash guarantee): an entry's fields, written before, are
+ *   seen by every reader that finds it.
+ *   udc_invalidate clears DIR_COMPLETE (seq_cst RMW) before it drops the
+ *   entry, so no lookup sees "complete" with the name gone; the generation
+ *   bump (release, dir_bump_gen) comes after the flag and parent are
+ *   cleared, for the same reason (pairs with the acquire in lookups).
+ *   ck_sequence_write_begin/end bracket a rename's or rmdir's changes; they
+ *   pair with udc_walk's ck_sequence_read_begin/retry.
+ */
+#include "engine/internal.h"
+
+#include <errno.h>
+
+static bool inflight_is(const struct inflight *ph, uint64_t hash, const struct name_key *k)
+{
+	return ph->hash == hash && ph->dir == k->dir && ph->len == k->len &&
+	       memcmp(ph->name, k->name, k->len) == 0;
+}
+
+void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
+{
+	struct inflight *ph;
+
+	cds_list_for_each_entry(ph, &s->inflight, link) {
+		if (inflight_is(ph, hash, k))
+			ph->stale = true;
+	}
+}
+
+struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
+{
+	struct inflight *ph;
+
+	cds_list_for_each_entry(ph, &s->inflight, link) {
+		if (inflight_is(ph, hash, k))
+			return ph;
+	}
+	return NULL;
+}
+
+/* e was just taken out of the table (replaced or deleted). */
+void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
+{
+	struct thread_stats *ts = thread_stats(c);
+	struct udc_dir *d = e->dir;
+
+	if (e->kind == ENT_POSITIVE) {
+		ck_spinlock_lock(&d->lock);
+		cds_list_del(&entry_pos(e)->child);
+		ck_spinlock_unlock(&d->lock);
+		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
+		stat_add(ts, pos_dropped, 1);
+	} else {
+		atomic_fetch_sub_explicit(&d->nr_negative, 1, memory_order_relaxed);
+		stat_add(ts, neg_dropped, 1);
+	}
+	/* relaxed: a size estimate for accounting */
+	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
+	entry_free_deferred(c, e);
+}
+
+void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
+			  const struct name_key *k)
+{
+	struct thread_stats *ts = thread_stats(c);
+	struct udc_dir *d = e->dir;
+
+	udc_assert(d->ino == k->dir && e->len == k->len);
+	if (e->kind == ENT_POSITIVE) {
+		ck_spinlock_lock(&d->lock);
+		cds_list_add(&entry_pos(e)->child, &d->children);
+		ck_spinlock_unlock(&d->lock);
+		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
+		stat_add(ts, pos_added, 1);
+	} else {
+		atomic_fetch_add_explicit(&d->nr_negative, 1, memory_order_relaxed);
+		stat_add(ts, neg_added, 1);
+	}
+	/* relaxed: a size estimate for accounting */
+	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
+
+	rcu_read_lock();
+	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, name_match, k, &e->node);
+	rcu_read_unlock();
+	if (old)
+		entry_unlink_locked(c, caa_container_of(old, struct udc_entry, node));
+}
+
+size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
+{
+	size_t size = 0;
+
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, hash, k);
+	if (e && cds_lfht_del(c->names, &e->node) == 0)
+		size = entry_size((enum entry_kind)e->kind, e->len) + (e->ext ? e->len : 0);
+	else
+		e = NULL;
+	rcu_read_unlock();
+	if (e)
+		entry_unlink_locked(c, e);
+	return size;
+}
+
+/* The current positive attr cached for k, with the stripe locked. */
+static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
+			       struct udc_attr *out)
+{
+	bool found = false;
+
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, hash, k);
+	if (e && e->kind == ENT_POSITIVE &&
+	    e->gen == atomic_load_explicit(&e->dir->gen, memory_order_relaxed)) {
+		const struct udc_pos *p = entry_pos(e);
+		*out = (struct udc_attr){ .ino = p->ino, .type = p->e.type, .cookie = p->cookie };
+		found = true;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* One name being changed: its key, hash, stripe and directory. */
+struct name_op {
+	struct name_key k;
+	uint64_t hash;
+	struct stripe *s;
+	struct udc_dir *d;
+};
+
+/* Check the arguments and find (or make) the directory; 0 or -errno. */
+static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
+			size_t len)
+{
+	int r = call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	if (name_is_dotdot(name, len))
+		return -EINVAL;
+	thread_enter();
+	op->k = (struct name_key){ .dir = dir, .name = name, .len = len };
+	op->hash = hash_name(&c->key, dir, name, len);
+	op->s = stripe_of(c, op->hash);
+	op->d = dir_get(c, dir);
+	return op->d ? 0 : -ENOMEM;
+}
+
+static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op,
+				   const struct udc_attr *attr)
+{
+	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len);
+
+	if (e && attr) {
+		struct udc_pos *p = entry_pos(e);
+		p->ino = attr->ino;
+		p->e.type = attr->type & 0x3f;
+		p->cookie = attr->cookie;
+	}
+	if (e)
+		e->dir = op->d;
+	return e;
+}
+
+static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op)
+{
+	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len);
+
+	if (e)
+		e->dir = op->d;
+	return e;
+}
+
+/* Publish e (gen taken now) for op's name, with op->s locked. */
+static void op_publish_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *e)
+{
+	e->gen = atomic_load_explicit(&op->d->gen, memory_order_relaxed);
+	entry_publish_locked(c, e, op->hash, &op->k);
+}
+
+bool attr_valid(const struct udc_attr *attr)
+{
+	return attr && attr->ino != UDC_INO_NONE && attr->type <= UDC_TYPE_OTHER &&
+	       attr->flags == 0;
+}
+
+/* Forget dir d's contents: complete flag, parent, then the generation. */
+static void dir_forget(struct udc_dir *d, bool forget_parent)
+{
+	/* seq_cst RMW: cleared before the release bump below (see Ordering) */
+	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_COMPLETE);
+	if (forget_parent)
+		atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
+	dir_bump_gen(d);
+}
+
+/* udc_add(dir, "..", attr): record the parent of dir. */
+static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *attr)
+{
+	if (attr->type != UDC_TYPE_DIR)
+		return -EINVAL;
+	struct udc_dir *d = dir_get(c, dir);
+	struct udc_dir *pd = d ? dir_get(c, attr->ino) : NULL;
+	if (!pd)
+		return -ENOMEM;
+	atomic_store_explicit(&pd->cookie, attr->cookie, memory_order_relaxed);
+	atomic_store_explicit(&d->parent, attr->ino, memory_order_relaxed);
+	return 0;
+}
+
+int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
+{
+	struct name_op op;
+	int r = call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	if (!attr_valid(attr))
+		return -EINVAL;
+	if (name_is_dotdot(name, len)) {
+		thread_enter();
+		return add_parent(c, dir, attr);
+	}
+	r = name_op_init(&op, c, dir, name, len);
+	if (r)
+		return r;
+	struct udc_dir *child = attr->type == UDC_TYPE_DIR ? dir_get(c, attr->ino) : NULL;
+	if (attr->type == UDC_TYPE_DIR && !child)
+		return -ENOMEM;
+	struct udc_entry *e = pos_alloc(c, &op, attr);
+	if (!e)
+		return -ENOMEM;
+
+	pthread_mutex_lock(&op.s->lock);
+	inflight_mark_stale_locked(op.s, op.hash, &op.k);
+	op_publish_locked(c, &op, e);
+	if (child)
+		dir_learn(child, dir, attr->cookie);
+	pthread_mutex_unlock(&op.s->lock);
+	reclaim_inline(c);
+	return 0;
+}
+
+int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, uint32_t client)
+{
+	struct name_op op;
+	int r = name_op_init(&op, c, dir, name, len);
+
+	(void)client;   /* per-client shares are the shrink module's (shrink/) */
+	if (r)
+		return r;
+	bool complete = atomic_load_explicit(&op.d->flags, memory_order_relaxed) & DIR_COMPLETE;
+	struct udc_entry *e = complete ? NULL : neg_alloc(c, &op);
+	if (!complete && !e)
+		return -ENOMEM;
+
+	pthread_mutex_lock(&op.s->lock);
+	inflight_mark_stale_locked(op.s, op.hash, &op.k);
+	if (e)
+		op_publish_locked(c, &op, e);
+	else   /* a complete directory answers negative with no entry */
+		entry_drop_locked(c, op.hash, &op.k);
+	pthread_mutex_unlock(&op.s->lock);
+	reclaim_inline(c);
+	return 0;
+}
+
+/*
+ * Drop op's name (or leave a negative, with UDC_CFG_KEEP_UNLINKED: neg is
+ * preallocated then), with op->s locked.  Returns the dropped positive's
+ * attr in *was (ino UDC_INO_NONE if none was cached).
+ */
+static void op_unlink_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *neg,
+			     struct udc_attr *was)
+{
+	if (!cached_attr_locked(c, op->hash, &op->k, was))
+		was->ino = UDC_INO_NONE;
+	inflight_mark_stale_locked(op->s, op->hash, &op->k);
+	if (neg)
+		op_publish_locked(c, op, neg);
+	else
+		entry_drop_locked(c, op->hash, &op->k);
+}
+
+static struct udc_entry *keep_unlinked_alloc(struct udc_cache *c, const struct name_op *op,
+					     bool *nomem)
+{
+	struct udc_entry *neg = NULL;
+
+	*nomem = false;
+	if (c->flags & UDC_CFG_KEEP_UNLINKED) {
+		neg = neg_alloc(c, op);
+		*nomem = !neg;
+	}
+	return neg;
+}
+
+/* The directory object of ino, if any (never made). */
+static struct udc_dir *dir_lookup(struct udc_cache *c, udc_ino ino)
+{
+	rcu_read_lock();
+	struct udc_dir *d = dir_find_rcu(c, ino);
+	rcu_read_unlock();
+	return d;
+}
+
+int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
+{
+	struct name_op op;
+	struct udc_attr was;
+	bool nomem;
+	int r = name_op_init(&op, c, dir, name, len);
+
+	if (r)
+		return r;
+	struct udc_entry *neg = keep_unlinked_alloc(c, &op, &nomem);
+	if (nomem)
+		return -ENOMEM;
+
+	pthread_mutex_lock(&op.s->lock);
+	op_unlink_locked(c, &op, neg, &was);
+	if (was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR) {
+		struct udc_dir *child = dir_lookup(c, was.ino);
+		udc_ino expected = dir;
+		/* relaxed: the parent is advisory for "..", no other data hangs on it */
+		if (child)
+			atomic_compare_exchange_strong_explicit(&child->parent, &expected,
+								UDC_INO_NONE, memory_order_relaxed,
+								memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&op.s->lock);
+	reclaim_inline(c);
+	return 0;
+}
+
+int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
+{
+	struct name_op op;
+	int r = call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	if (name_is_dotdot(name, len)) {
+		thread_enter();
+		struct udc_dir *d = dir_lookup(c, dir);
+		if (d)
+			atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
+		return 0;
+	}
+	r = name_op_init(&op, c, dir, name, len);
+	if (r)
+		return r;
+	/* seq_cst RMW: no longer complete before the name goes (see Ordering) */
+	atomic_fetch_and(&op.d->flags, ~(uint32_t)DIR_COMPLETE);
+	pthread_mutex_lock(&op.s->lock);
+	inflight_mark_stale_locked(op.s, op.hash, &op.k);
+	entry_drop_locked(c, op.hash, &op.k);
+	pthread_mutex_unlock(&op.s->lock);
+	return 0;
+}
+
+int udc_invalidate_dir(udc_cache *c, udc_ino dir)
+{
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	thread_enter();
+	/* No directory object: nothing cached and nothing in flight in dir. */
+	struct udc_dir *d = dir_lookup(c, dir);
+	if (d)
+		dir_forget(d, true);
+	return 0;
+}
+
+int udc_dir_complete(udc_cache *c, udc_ino dir)
+{
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	thread_enter();
+	struct udc_dir *d = dir_get(c, dir);
+	if (!d)
+		return -ENOMEM;
+	/* relaxed: a flag, ordered for lookups only by their own loads */
+	atomic_fetch_or_explicit(&d->flags, DIR_COMPLETE, memory_order_relaxed);
+	return 0;
+}
+
+int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
+{
+	struct name_op op;
+	struct udc_attr was;
+	bool nomem;
+	int r = name_op_init(&op, c, parent, name, len);
+
+	if (r)
+		return r;
+	struct udc_entry *neg = keep_unlinked_alloc(c, &op, &nomem);
+	if (nomem)
+		return -ENOMEM;
+
+	pthread_mutex_lock(&c->rename_lock);
+	ck_sequence_write_begin(&c->rename_seq);
+	pthread_mutex_lock(&op.s->lock);
+	op_unlink_locked(c, &op, neg, &was);
+	pthread_mutex_unlock(&op.s->lock);
+	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
+		dir = was.ino;
+	struct udc_dir *d = dir != UDC_INO_NONE ? dir_lookup(c, dir) : NULL;
+	if (d)
+		dir_forget(d, true);
+	ck_sequence_write_end(&c->rename_seq);
+	pthread_mutex_unlock(&c->rename_lock);
+	reclaim_inline(c);
+	return 0;
+}
+
+static void stripes_lock(struct stripe *a, struct stripe *b)
+{
+	if (a == b) {
+		pthread_mutex_lock(&a->lock);
+	} else if (a < b) {
+		pthread_mutex_lock(&a->lock);
+		pthread_mutex_lock(&b->lock);
+	} else {
+		pthread_mutex_lock(&b->lock);
+		pthread_mutex_lock(&a->lock);
+	}
+}
+
+static void stripes_unlock(struct stripe *a, struct stripe *b)
+{
+	pthread_mutex_unlock(&a->lock);
+	if (a != b)
+		pthread_mutex_unlock(&b->lock);
+}
+
+int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+	       const char *nname, size_t nlen, udc_ino moved)
+{
+	struct name_op o, n;
+	struct udc_attr was, target;
+	bool nomem;
+	int r = call_check(c, ndir, nname, nlen);
+
+	if (r)
+		return r;
+	r = name_op_init(&o, c, odir, oname, olen);
+	if (r)
+		return r;
+	if (name_is_dotdot(nname, nlen))
+		return -EINVAL;
+	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
+		return 0;
+	r = name_op_init(&n, c, ndir, nname, nlen);
+	if (r)
+		return r;
+
+	/*
+	 * Allocate all that may be needed before changing anything: the new
+	 * positive (its attr filled in once the old one is known) and the
+	 * negative left behind.
+	 */
+	struct udc_entry *pos = pos_alloc(c, &n, NULL);
+	struct udc_entry *neg = pos ? keep_unlinked_alloc(c, &o, &nomem) : NULL;
+	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_lookup(c, moved) : NULL;
+	if (!pos || nomem) {
+		if (pos)
+			entry_free_now(c, pos);
+		return -ENOMEM;
+	}
+
+	pthread_mutex_lock(&c->rename_lock);
+	ck_sequence_write_begin(&c->rename_seq);
+	stripes_lock(o.s, n.s);
+
+	bool known = cached_attr_locked(c, o.hash, &o.k, &was) &&
+		     (moved == UDC_INO_NONE || moved == was.ino);
+	if (!cached_attr_locked(c, n.hash, &n.k, &target))
+		target.ino = UDC_INO_NONE;
+
+	op_unlink_locked(c, &o, neg, &was);
+	inflight_mark_stale_locked(n.s, n.hash, &n.k);
+	if (known) {
+		struct udc_pos *p = entry_pos(pos);
+		p->ino = was.ino;
+		p->e.type = was.type & 0x3f;
+		p->cookie = was.cookie;
+		op_publish_locked(c, &n, pos);
+		pos = NULL;
+		if (was.type == UDC_TYPE_DIR && !moved_dir)
+			moved_dir = dir_lookup(c, was.ino);
+	} else {
+		/* The new name exists but its attr is unknown: no longer complete. */
+		atomic_fetch_and(&n.d->flags, ~(uint32_t)DIR_COMPLETE);
+		entry_drop_locked(c, n.hash, &n.k);
+	}
+	udc_ino moved_ino = known ? was.ino : moved;
+	if (moved_dir)
+		atomic_store_explicit(&moved_dir->parent, ndir, memory_order_relaxed);
+	/* A directory replaced at the target is gone. */
+	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino) {
+		struct udc_dir *gone = dir_lookup(c, target.ino);
+		if (gone)
+			dir_forget(gone, true);
+	}
+
+	stripes_unlock(o.s, n.s);
+	ck_sequence_write_end(&c->rename_seq);
+	pthread_mutex_unlock(&c->rename_lock);
+	if (pos)
+		entry_free_now(c, pos);   /* never published */
+	reclaim_inline(c);
+	return 0;
+}
