@@ -39,7 +39,7 @@ static size_t real_size(size_t size, size_t align)
 	return nallocx(size, align > 16 ? MALLOCX_ALIGN(align) : 0);
 }
 
-static void *alloc_aligned(struct udc_cache *c, size_t size, size_t align)
+static void *alloc_counted(_Atomic size_t *bytes, size_t size, size_t align)
 {
 	void *p;
 
@@ -50,15 +50,15 @@ static void *alloc_aligned(struct udc_cache *c, size_t size, size_t align)
 	p = mallocx(size, align > 16 ? MALLOCX_ALIGN(align) : 0);
 #endif
 	if (p)
-		atomic_fetch_add_explicit(&c->bytes, real_size(size, align), memory_order_relaxed);
+		atomic_fetch_add_explicit(bytes, real_size(size, align), memory_order_relaxed);
 	return p;
 }
 
-static void free_aligned(struct udc_cache *c, void *p, size_t size, size_t align)
+static void free_counted(_Atomic size_t *bytes, void *p, size_t size, size_t align)
 {
 	if (!p)
 		return;
-	atomic_fetch_sub_explicit(&c->bytes, real_size(size, align), memory_order_relaxed);
+	atomic_fetch_sub_explicit(bytes, real_size(size, align), memory_order_relaxed);
 #ifdef UDC_LIBC_ALLOC
 	free(p);
 #else
@@ -68,24 +68,41 @@ static void free_aligned(struct udc_cache *c, void *p, size_t size, size_t align
 
 void *mem_alloc(struct udc_cache *c, size_t size)
 {
-	return alloc_aligned(c, size, 16);
+	return alloc_counted(&c->bytes, size, 16);
 }
 
 void *mem_alloc_line(struct udc_cache *c, size_t size)
 {
-	return alloc_aligned(c, size, UDC_CACHELINE);
+	return alloc_counted(&c->bytes, size, UDC_CACHELINE);
+}
+
+/* The cache struct itself: counted into *bytes before the cache exists. */
+struct udc_cache *cache_struct_alloc(size_t *bytes)
+{
+	_Atomic size_t n = 0;
+	struct udc_cache *c = alloc_counted(&n, sizeof(*c), UDC_CACHELINE);
+
+	*bytes = atomic_load_explicit(&n, memory_order_relaxed);
+	return c;
+}
+
+void cache_struct_free(struct udc_cache *c)
+{
+	_Atomic size_t n = real_size(sizeof(*c), UDC_CACHELINE);
+
+	free_counted(&n, c, sizeof(*c), UDC_CACHELINE);
 }
 
 /* mem_free() frees what mem_alloc() gave; mem_alloc_line() memory is freed
  * with mem_free_line(). */
 void mem_free(struct udc_cache *c, void *p, size_t size)
 {
-	free_aligned(c, p, size, 16);
+	free_counted(&c->bytes, p, size, 16);
 }
 
 void mem_free_line(struct udc_cache *c, void *p, size_t size)
 {
-	free_aligned(c, p, size, UDC_CACHELINE);
+	free_counted(&c->bytes, p, size, UDC_CACHELINE);
 }
 
 size_t entry_size(enum entry_kind kind, size_t len)

@@ -95,14 +95,15 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	}
 	thread_enter();
 
-	struct udc_cache boot = { 0 };   /* accounts the cache struct itself */
-	struct udc_cache *c = mem_alloc_line(&boot, sizeof(*c));
+	size_t self;
+	struct udc_cache *c = cache_struct_alloc(&self);
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(c, 0, sizeof(*c));
-	atomic_init(&c->bytes, atomic_load(&boot.bytes));
+	atomic_init(&c->bytes, self);   /* the cache struct counts too */
+	c->self_bytes = self;
 	err = -hash_key_init(&c->key, cfg->hash_key);
 	if (err)
 		goto fail;
@@ -135,7 +136,7 @@ fail:
 		cds_lfht_destroy(c->names, NULL);
 	if (c->dirs)
 		cds_lfht_destroy(c->dirs, NULL);
-	mem_free_line(&boot, c, sizeof(*c));
+	cache_struct_free(c);
 	errno = err;
 	return NULL;
 }
@@ -170,10 +171,9 @@ void udc_destroy(udc_cache *c)
 	}
 	pthread_mutex_destroy(&c->rename_lock);
 	pthread_mutex_destroy(&c->shrink_lock);
-	struct udc_cache boot = { 0 };
-	atomic_init(&boot.bytes, atomic_load(&c->bytes));
-	mem_free_line(&boot, c, sizeof(*c));
-	udc_assert(atomic_load(&boot.bytes) == 0);
+	/* Everything allocated through the cache has come back. */
+	udc_assert(atomic_load(&c->bytes) == c->self_bytes);
+	cache_struct_free(c);
 }
 
 /* Sum every thread's slot of c. */
@@ -277,7 +277,7 @@ int engine_check(struct udc_cache *c)
 		entries++;
 		CHECK(e->len >= 1, "entry with empty name");
 		CHECK(e->kind == ENT_POSITIVE || e->kind == ENT_NEGATIVE, "bad kind %u", e->kind);
-		CHECK(name_check(entry_name(e), e->len) == 0 || name_is_dotdot(entry_name(e), e->len) == 0,
+		CHECK(name_check(entry_name(e), e->len) == 0 && !name_is_dotdot(entry_name(e), e->len),
 		      "entry with a bad name");
 		CHECK(dir_find_rcu(c, e->dir->ino) == e->dir, "entry's dir not in the dir table");
 		uint64_t h = hash_name(&c->key, e->dir->ino, entry_name(e), e->len);

@@ -173,6 +173,7 @@ struct udc_cache {
 	uint32_t flags;                   /* UDC_CFG_* */
 	uint32_t negative_max_age_ms;
 	bool membarrier;                  /* sys_membarrier available at create */
+	size_t self_bytes;                /* this struct's real allocated size */
 	struct stats_chunk *_Atomic stats[STATS_CHUNKS];  /* per-thread counters, made on demand */
 	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
 
@@ -230,6 +231,8 @@ void *mem_alloc(struct udc_cache *c, size_t size);     /* accounted, 16-aligned;
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
 void mem_free(struct udc_cache *c, void *p, size_t size);
 void mem_free_line(struct udc_cache *c, void *p, size_t size);
+struct udc_cache *cache_struct_alloc(size_t *bytes);   /* *bytes: its real size */
+void cache_struct_free(struct udc_cache *c);
 size_t entry_size(enum entry_kind kind, size_t len);
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
 			      size_t len);
