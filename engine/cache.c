@@ -144,13 +144,15 @@ fail:
 void udc_destroy(udc_cache *c)
 {
 	struct cds_lfht_iter it;
+	struct cds_lfht_node *n;
 	struct udc_entry *e;
 
 	if (!c)
 		return;
 	thread_enter();
 	rcu_read_lock();
-	cds_lfht_for_each_entry(c->names, &it, e, node) {
+	table_for_each(c->names, &it, n) {
+		e = entry_of(n);
 		if (cds_lfht_del(c->names, &e->node) == 0)
 			entry_unlink_locked(c, e);   /* alone: every lock is ours */
 	}
@@ -258,6 +260,7 @@ void udc_thread_online(udc_cache *c)
 int engine_check(struct udc_cache *c)
 {
 	struct cds_lfht_iter it;
+	struct cds_lfht_node *n;
 	struct udc_entry *e;
 	struct udc_dir *d;
 	int64_t entries = 0, pos = 0, neg = 0;
@@ -273,7 +276,8 @@ int engine_check(struct udc_cache *c)
 	} while (0)
 
 	rcu_read_lock();
-	cds_lfht_for_each_entry(c->names, &it, e, node) {
+	table_for_each(c->names, &it, n) {
+		e = entry_of(n);
 		entries++;
 		CHECK(e->len >= 1, "entry with empty name");
 		CHECK(e->kind == ENT_POSITIVE || e->kind == ENT_NEGATIVE, "bad kind %u", e->kind);
@@ -290,7 +294,8 @@ int engine_check(struct udc_cache *c)
 			neg++;
 		}
 	}
-	cds_lfht_for_each_entry(c->dirs, &it, d, node) {
+	table_for_each(c->dirs, &it, n) {
+		d = dir_of(n);
 		struct udc_pos *p;
 		int64_t listed = 0;
 		ck_spinlock_lock(&d->lock);

@@ -96,10 +96,12 @@ void dir_bump_gen(struct udc_dir *d)
 void dir_free_all(struct udc_cache *c)
 {
 	struct cds_lfht_iter it;
+	struct cds_lfht_node *n;
 	struct udc_dir *d, *dead = NULL;
 
 	rcu_read_lock();
-	cds_lfht_for_each_entry(c->dirs, &it, d, node) {
+	table_for_each(c->dirs, &it, n) {
+		d = dir_of(n);
 		cds_lfht_del(c->dirs, &d->node);
 		d->destroy_next = dead;
 		dead = d;

@@ -197,6 +197,18 @@ struct udc_cache {
 	struct stripe stripes[NR_STRIPES];
 };
 
+/*
+ * Visit every node of an rculfhash table, under rcu_read_lock.  (liburcu's
+ * cds_lfht_for_each_entry() computes container_of(NULL) at the end, which
+ * UBSan rightly reports.)
+ */
+#define table_for_each(ht, it, n)                                                 \
+	for (cds_lfht_first((ht), (it)); ((n) = cds_lfht_iter_get_node(it)) != NULL; \
+	     cds_lfht_next((ht), (it)))
+
+#define entry_of(n) caa_container_of((n), struct udc_entry, node)
+#define dir_of(n) caa_container_of((n), struct udc_dir, node)
+
 /* ---- engine/thread.c: automatic RCU registration, per-thread stats ---- */
 void thread_register_slow(void);
 extern __thread bool thread_registered;

@@ -38,15 +38,17 @@ struct victim {
 };
 
 /* Collect up to n keys from the table's front; returns how many. */
-static unsigned collect(struct udc_cache *c, struct victim *v, unsigned n)
+static unsigned collect(struct udc_cache *c, struct victim *v, unsigned max)
 {
 	struct cds_lfht_iter it;
+	struct cds_lfht_node *n;
 	struct udc_entry *e;
 	unsigned got = 0;
 
 	rcu_read_lock();
-	cds_lfht_for_each_entry(c->names, &it, e, node) {
-		if (got == n)
+	table_for_each(c->names, &it, n) {
+		e = entry_of(n);
+		if (got == max)
 			break;
 		v[got].hash = hash_name(&c->key, e->dir->ino, entry_name(e), e->len);
 		v[got].dir = e->dir->ino;
