@@ -170,12 +170,12 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 {
 	struct free_batch *full = NULL;
 
-	ck_spinlock_lock(&c->free_lock);
+	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = c->free_pending;
 	if (!b) {
 		b = mem_alloc(c, sizeof(*b));
 		if (!b) {
-			ck_spinlock_unlock(&c->free_lock);
+			udc_spin_unlock(&c->free_lock);
 			/* No memory for a batch: wait for readers here instead. */
 			synchronize_rcu();
 			entry_free_now(c, e);
@@ -188,7 +188,7 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 	b->ents[b->n++] = e;
 	if (b->n == FREE_BATCH)
 		full = free_take_locked(c);
-	ck_spinlock_unlock(&c->free_lock);
+	udc_spin_unlock(&c->free_lock);
 
 	if (full)
 		call_rcu(&full->rcu, free_batch_rcu);
@@ -196,9 +196,9 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 
 void entry_free_flush(struct udc_cache *c)
 {
-	ck_spinlock_lock(&c->free_lock);
+	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = free_take_locked(c);
-	ck_spinlock_unlock(&c->free_lock);
+	udc_spin_unlock(&c->free_lock);
 
 	if (b)
 		call_rcu(&b->rcu, free_batch_rcu);

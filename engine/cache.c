@@ -114,7 +114,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	c->membarrier = membarrier_available();
 	atomic_init(&c->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
-	ck_spinlock_init(&c->free_lock);
+	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);
 	pthread_mutex_init(&c->rename_lock, NULL);
 	pthread_mutex_init(&c->shrink_lock, NULL);
@@ -298,12 +298,12 @@ int engine_check(struct udc_cache *c)
 		d = dir_of(n);
 		struct udc_pos *p;
 		int64_t listed = 0;
-		ck_spinlock_lock(&d->lock);
+		udc_spin_lock(&d->lock);
 		cds_list_for_each_entry(p, &d->children, child) {
 			listed++;
 			CHECK(p->e.dir == d, "child listed under another dir");
 		}
-		ck_spinlock_unlock(&d->lock);
+		udc_spin_unlock(&d->lock);
 		CHECK(listed == atomic_load(&d->nr_positive), "dir %llu: %lld listed, %lld counted",
 		      (unsigned long long)d->ino, (long long)listed,
 		      (long long)atomic_load(&d->nr_positive));

@@ -64,7 +64,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 	memset(d, 0, sizeof(*d));
 	d->ino = ino;
 	atomic_init(&d->gen, 1);
-	ck_spinlock_init(&d->lock);
+	udc_spin_init(&d->lock);
 	CDS_INIT_LIST_HEAD(&d->children);
 
 	rcu_read_lock();

@@ -44,7 +44,7 @@
 #include <urcu/list.h>
 
 #include <ck_sequence.h>
-#include <ck_spinlock.h>
+#include "engine/spin.h"
 
 #include "engine/debug.h"
 #include "engine/hash.h"
@@ -87,7 +87,7 @@ struct udc_dir {
 	struct cds_lfht_node node;        /* in cache->dirs; never removed before destroy */
 
 	/* --- writers --- */
-	ck_spinlock_t lock UDC_ALIGNED;   /* protects children */
+	udc_spin_t lock UDC_ALIGNED;   /* protects children */
 	struct cds_list_head children;    /* positive entries in this dir (protected by lock) */
 	_Atomic int64_t nr_positive;      /* entries in the table, any generation */
 	_Atomic int64_t nr_negative;
@@ -184,7 +184,7 @@ struct udc_cache {
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
 
 	/* --- deferred frees --- */
-	ck_spinlock_t free_lock UDC_ALIGNED;  /* protects free_pending */
+	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
 	struct free_batch *free_pending;
 
 	/* --- renames and rmdirs: walks validate against rename_seq --- */

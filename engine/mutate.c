@@ -75,9 +75,9 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
 	struct udc_dir *d = e->dir;
 
 	if (e->kind == ENT_POSITIVE) {
-		ck_spinlock_lock(&d->lock);
+		udc_spin_lock(&d->lock);
 		cds_list_del(&entry_pos(e)->child);
-		ck_spinlock_unlock(&d->lock);
+		udc_spin_unlock(&d->lock);
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
 	} else {
@@ -97,9 +97,9 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 
 	udc_assert(d->ino == k->dir && e->len == k->len);
 	if (e->kind == ENT_POSITIVE) {
-		ck_spinlock_lock(&d->lock);
+		udc_spin_lock(&d->lock);
 		cds_list_add(&entry_pos(e)->child, &d->children);
-		ck_spinlock_unlock(&d->lock);
+		udc_spin_unlock(&d->lock);
 		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_added, 1);
 	} else {
