@@ -37,6 +37,13 @@
 extern "C" {
 #endif
 
+/* Symbols of the shared library: only what this header declares is exported. */
+#if defined(__GNUC__)
+#define UDC_API __attribute__((visibility("default")))
+#else
+#define UDC_API
+#endif
+
 #define UDC_VERSION_MAJOR 0
 #define UDC_VERSION_MINOR 1
 #define UDC_VERSION_PATCH 0
@@ -109,7 +116,7 @@ struct udc_config {
  * Context: any.
  * Return: a static string "MAJOR.MINOR.PATCH".
  */
-const char *udc_version(void);
+UDC_API const char *udc_version(void);
 
 /**
  * udc_create() - make a cache.
@@ -126,7 +133,7 @@ const char *udc_version(void);
  * Return: the cache, or NULL with errno set: EINVAL for a bad config, ENOMEM
  * when memory runs out.
  */
-udc_cache *udc_create(const struct udc_config *cfg);
+UDC_API udc_cache *udc_create(const struct udc_config *cfg);
 
 /**
  * udc_destroy() - free a cache and everything it holds.
@@ -136,7 +143,7 @@ udc_cache *udc_create(const struct udc_config *cfg);
  * RCU grace periods, so must not be called inside an RCU read-side critical
  * section of the caller's own.
  */
-void udc_destroy(udc_cache *c);
+UDC_API void udc_destroy(udc_cache *c);
 
 /**
  * udc_lookup() - look a name up in the cache only.
@@ -159,7 +166,7 @@ void udc_destroy(udc_cache *c);
  * a NULL name, a bad name or @dir == UDC_INO_NONE; -ENAMETOOLONG past
  * UDC_NAME_MAX.
  */
-int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len,
+UDC_API int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	       struct udc_attr *out);
 
 /**
@@ -185,7 +192,7 @@ int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * Return: 0, -ENOENT, the name check's error (as udc_lookup), -EAGAIN on a
  * miss with no backend, or the backend's error.
  */
-int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
+UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		const struct udc_call *call, struct udc_attr *out);
 
 #define UDC_WALK_FOLLOW 0x1            /* follow a symlink in the last component */
@@ -217,7 +224,7 @@ int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * UDC_NAME_MAX, or the path, symlink targets spliced in, past UDC_PATH_MAX);
  * -EAGAIN (a miss with no backend); or the backend's error.
  */
-int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
+UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
 	     unsigned flags, const struct udc_call *call, struct udc_attr *out);
 
 /*
@@ -239,7 +246,7 @@ int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
  * its parent (for "..").  "..", with a UDC_TYPE_DIR attr, records the
  * parent of @dir.
  */
-int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
+UDC_API int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	    const struct udc_attr *attr);
 
 /**
@@ -248,14 +255,14 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * Replaces a positive entry.  The cache may decline to keep it (admission
  * bounds, a complete directory): the call still returns 0.
  */
-int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len,
+UDC_API int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		     uint32_t client);
 
 /**
  * udc_remove() - @name was unlinked from @dir.  Drops the entry, or with
  * UDC_CFG_KEEP_UNLINKED leaves a negative entry behind.
  */
-int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len);
+UDC_API int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len);
 
 /**
  * udc_rename() - (@odir, @oname) was renamed to (@ndir, @nname).
@@ -269,7 +276,7 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len);
  * that ran through a renamed directory are retried.  Renaming a name to
  * itself does nothing.
  */
-int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen,
+UDC_API int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen,
 	       udc_ino ndir, const char *nname, size_t nlen, udc_ino moved);
 
 /**
@@ -281,7 +288,7 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen,
  * generation is bumped and its old entries become garbage that reclaim
  * frees later.  Walks through @dir are retried.
  */
-int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len,
+UDC_API int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len,
 	      udc_ino dir);
 
 /**
@@ -289,13 +296,13 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len,
  * negative).  ".." forgets the parent of @dir.  A complete directory is no
  * longer complete.
  */
-int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len);
+UDC_API int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len);
 
 /**
  * udc_invalidate_dir() - forget every name cached in @dir, in O(1).
  * The parent of @dir is kept; the directory is no longer complete.
  */
-int udc_invalidate_dir(udc_cache *c, udc_ino dir);
+UDC_API int udc_invalidate_dir(udc_cache *c, udc_ino dir);
 
 /**
  * udc_dir_complete() - the embedder has told the cache every name in @dir.
@@ -307,7 +314,7 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir);
  * @dir is invalidated or removed.
  * Return: 0, -EINVAL (NULL cache, UDC_INO_NONE), -ENOMEM.
  */
-int udc_dir_complete(udc_cache *c, udc_ino dir);
+UDC_API int udc_dir_complete(udc_cache *c, udc_ino dir);
 
 /**
  * udc_shrink() - free about @bytes of cached entries (all if SIZE_MAX).
@@ -316,13 +323,13 @@ int udc_dir_complete(udc_cache *c, udc_ino dir);
  * Context: any thread, outside an RCU read-side section of the caller's own.
  * Return: the bytes freed (0 for a NULL cache).
  */
-size_t udc_shrink(udc_cache *c, size_t bytes);
+UDC_API size_t udc_shrink(udc_cache *c, size_t bytes);
 
 /**
  * udc_set_memory_limit() - change cfg->memory_limit (0 = 64 MiB).
  * Return: 0 or -EINVAL (NULL cache).
  */
-int udc_set_memory_limit(udc_cache *c, size_t bytes);
+UDC_API int udc_set_memory_limit(udc_cache *c, size_t bytes);
 
 /**
  * udc_thread_offline() - the calling thread goes idle for long.
@@ -333,8 +340,8 @@ int udc_set_memory_limit(udc_cache *c, size_t bytes);
  * up an RCU grace period, so calls between offline and online are allowed
  * (they bring the thread online by themselves).
  */
-void udc_thread_offline(udc_cache *c);
-void udc_thread_online(udc_cache *c);
+UDC_API void udc_thread_offline(udc_cache *c);
+UDC_API void udc_thread_online(udc_cache *c);
 
 /* Statistics: a consistent-enough snapshot, summed from per-thread counters. */
 struct udc_stats {
@@ -367,7 +374,7 @@ struct udc_stats {
  *
  * Context: any thread; takes no lock that lookups take.
  */
-void udc_stats_get(udc_cache *c, struct udc_stats *st);
+UDC_API void udc_stats_get(udc_cache *c, struct udc_stats *st);
 
 #ifdef __cplusplus
 }
