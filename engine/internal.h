@@ -56,7 +56,8 @@
 
 #define NR_STRIPES 512            /* name locks; power of two */
 #define WALK_MAX_SYMLINKS 40
-#define WALK_OPTIMISTIC_TRIES 8   /* seqcount retries before a walk takes rename_lock */
+#define WALK_OPTIMISTIC_TRIES 8   /* seqcount passes before a walk takes rename_lock */
+#define WALK_LOCKED_ROUNDS 256    /* cache-only locked passes before -EAGAIN */
 #define HITS_MAX 3                /* the 2-bit hit counter saturates here */
 #define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
 #define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u

@@ -9,15 +9,22 @@
  * on a miss).  Directory renames and rmdirs bump cache->rename_seq; a walk
  * reads it before starting and checks it at the end, and walks again when
  * it moved, so the answer is that of a path that existed as a whole while
- * no rename or rmdir ran.  After WALK_OPTIMISTIC_TRIES retries a walk takes
- * rename_lock, which holds renames and rmdirs off for one pass, so a walk
- * always ends (Linux's rename_lock fallback).  The backend must therefore
- * not call udc_rename() or udc_rmdir() on the same cache from inside a
- * lookup.
+ * no rename or rmdir ran.
+ *
+ * After WALK_OPTIMISTIC_TRIES retries a walk falls back to passes under
+ * rename_lock, which holds renames and rmdirs off; but a locked pass never
+ * calls the backend, because an embedder may well hold its own store lock
+ * while it tells the cache of a rename (and its backend takes that lock):
+ * a rename waiting for a walk waiting for the backend would deadlock.  So
+ * a locked pass uses the cache only (and the symlink targets this walk has
+ * read); when it needs the backend it stops, the walk drops the lock, asks
+ * the backend (which caches the answer, or the walk keeps the target), and
+ * starts a new locked pass.  Each round learns one more component, so the
+ * walk ends; after WALK_LOCKED_ROUNDS it gives up with -EAGAIN.
  *
  * Locking:
- *   rename_lock, only in the fallback pass; the same lock the writers of
- *   rename_seq take, outermost (resolve_name takes stripes under it).
+ *   rename_lock, only around a locked (cache-only) pass; the same lock the
+ *   writers of rename_seq take.  No backend call is made with it held.
  *
  * Ordering:
  *   ck_sequence_read_begin() (a load followed by a read fence) and
@@ -29,18 +36,38 @@
 
 #include <errno.h>
 
+/* What a locked pass stopped for. */
+enum walk_need {
+	NEED_NAME = 1,    /* (need_dir, need_name) must be resolved */
+	NEED_LINK = 2,    /* the target of symlink need_ino must be read */
+};
+
+struct walk_link {
+	udc_ino ino;
+	size_t len;
+	char *target;
+};
+
 struct walk {
 	struct udc_cache *c;
 	const struct udc_call *call;
 	unsigned flags;
+	bool locked;      /* this pass holds rename_lock: cache only */
 	char *buf;        /* the path with symlinks spliced in; NULL until one is */
-	char *link;       /* readlink's target */
+	/* symlink targets read by this walk (at most WALK_MAX_SYMLINKS + 1) */
+	struct walk_link links[WALK_MAX_SYMLINKS + 1];
+	unsigned nr_links;
+	/* what a locked pass needs from the backend */
+	udc_ino need_dir, need_ino;
+	size_t need_len;
+	char need_name[UDC_NAME_MAX];
 };
 
 static void walk_release(struct walk *w)
 {
 	free(w->buf);
-	free(w->link);
+	for (unsigned i = 0; i < w->nr_links; i++)
+		free(w->links[i].target);
 }
 
 /* A directory's own attr, for walks that end on it ("/", ".", ".."). */
@@ -65,18 +92,68 @@ static bool may_have_children(uint32_t type)
  * Replace the walked path by target + rest (rest starts at the '/' after
  * the link's component, or is empty).  Return the new length or -errno.
  */
-static ssize_t splice_link(struct walk *w, const char *target, size_t tlen, const char *rest,
+static ssize_t splice_link(struct walk *w, const struct walk_link *l, const char *rest,
 			   size_t rlen)
 {
-	if (tlen + rlen > UDC_PATH_MAX)
+	if (l->len + rlen > UDC_PATH_MAX)
 		return -ENAMETOOLONG;
 	if (!w->buf && !(w->buf = malloc(UDC_PATH_MAX)))
 		return -ENOMEM;
-	memmove(w->buf + tlen, rest, rlen);   /* rest may lie in w->buf itself */
-	memcpy(w->buf, target, tlen);
-	return (ssize_t)(tlen + rlen);
+	memmove(w->buf + l->len, rest, rlen);   /* rest may lie in w->buf itself */
+	memcpy(w->buf, l->target, l->len);
+	return (ssize_t)(l->len + rlen);
 }
 
+static const struct walk_link *link_known(const struct walk *w, udc_ino ino)
+{
+	for (unsigned i = 0; i < w->nr_links; i++)
+		if (w->links[i].ino == ino)
+			return &w->links[i];
+	return NULL;
+}
+
+/* Read ino's target from the backend into w->links; 0 or -errno. */
+static int link_read(struct walk *w, udc_ino ino)
+{
+	struct udc_cache *c = w->c;
+
+	if (w->nr_links == sizeof(w->links) / sizeof(w->links[0]))
+		return -ELOOP;
+	char *t = malloc(UDC_PATH_MAX);
+	if (!t)
+		return -ENOMEM;
+	ssize_t n = c->backend->readlink(w->call ? w->call->ctx : NULL, ino, t, UDC_PATH_MAX);
+	int r = n < 0 ? (int)n : n == 0 ? -ENOENT : n > UDC_PATH_MAX ? -ENAMETOOLONG : 0;
+	if (r) {
+		free(t);
+		return r;
+	}
+	w->links[w->nr_links++] = (struct walk_link){ .ino = ino, .len = (size_t)n, .target = t };
+	return 0;
+}
+
+/* One component: the backend may be asked unless the pass is locked. */
+static int walk_component(struct walk *w, udc_ino dir, const char *name, size_t len,
+			  struct udc_attr *a)
+{
+	struct udc_cache *c = w->c;
+
+	if (!w->locked)
+		return resolve_name(c, dir, name, len, w->call, a);
+	int r = name_is_dotdot(name, len)
+			? lookup_dotdot(c, dir, a)
+			: lookup_name(c, dir, name, len, hash_name(&c->key, dir, name, len), a);
+	if (r == UDC_POSITIVE)
+		return 0;
+	if (r == UDC_NEGATIVE)
+		return -ENOENT;
+	w->need_dir = dir;
+	w->need_len = len;
+	memcpy(w->need_name, name, len);
+	return NEED_NAME;
+}
+
+/* One pass over the path: 0, -errno, or (locked) a NEED_* code. */
 static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len,
 		     struct udc_attr *out)
 {
@@ -114,11 +191,10 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 			continue;
 
 		struct udc_attr a;
-		int r;
 		if (clen == 2 && comp[0] == '.' && comp[1] == '.' && cur.ino == c->root) {
 			a = dir_attr(c, c->root);
 		} else {
-			r = resolve_name(c, cur.ino, comp, clen, w->call, &a);
+			int r = walk_component(w, cur.ino, comp, clen, &a);
 			if (r)
 				return r;
 		}
@@ -130,17 +206,18 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		}
 		if (++nlinks > WALK_MAX_SYMLINKS || !c->backend || !c->backend->readlink)
 			return -ELOOP;
-		if (!w->link && !(w->link = malloc(UDC_PATH_MAX)))
-			return -ENOMEM;
-		ssize_t tlen = c->backend->readlink(w->call ? w->call->ctx : NULL, a.ino, w->link,
-						    UDC_PATH_MAX);
-		if (tlen < 0)
-			return (int)tlen;
-		if (tlen == 0)
-			return -ENOENT;
-		if (tlen > UDC_PATH_MAX)
-			return -ENAMETOOLONG;
-		ssize_t nlen = splice_link(w, w->link, (size_t)tlen, path + j, len - j);
+		const struct walk_link *l = link_known(w, a.ino);
+		if (!l) {
+			if (w->locked) {
+				w->need_ino = a.ino;
+				return NEED_LINK;
+			}
+			int r = link_read(w, a.ino);
+			if (r)
+				return r;
+			l = &w->links[w->nr_links - 1];
+		}
+		ssize_t nlen = splice_link(w, l, path + j, len - j);
 		if (nlen < 0)
 			return (int)nlen;
 		path = w->buf;
@@ -159,6 +236,37 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	return 0;
 }
 
+/* The locked fallback: cache-only passes, backend calls between them. */
+static int walk_locked(struct walk *w, udc_ino start, const char *path, size_t len,
+		       struct udc_attr *out)
+{
+	struct udc_cache *c = w->c;
+
+	for (unsigned round = 0; round < WALK_LOCKED_ROUNDS; round++) {
+		pthread_mutex_lock(&c->rename_lock);
+		w->locked = true;
+		int r = walk_once(w, start, path, len, out);
+		w->locked = false;
+		pthread_mutex_unlock(&c->rename_lock);
+
+		if (r == NEED_LINK) {
+			r = link_read(w, w->need_ino);
+		} else if (r == NEED_NAME) {
+			if (!c->backend)
+				return -EAGAIN;
+			r = resolve_name(c, w->need_dir, w->need_name, w->need_len, w->call, NULL);
+			if (r == -ENOENT)
+				r = 0;   /* cached as negative (or complete): the next pass sees it */
+		} else {
+			return r;
+		}
+		if (r)
+			return r;   /* the backend failed: that is the answer */
+		stat_add(thread_stats(c), walk_retries, 1);
+	}
+	return -EAGAIN;
+}
+
 int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len, unsigned flags,
 	     const struct udc_call *call, struct udc_attr *out)
 {
@@ -174,24 +282,22 @@ int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len, unsigned
 		return -EINVAL;
 	thread_enter();
 
-	struct walk w = { .c = c, .call = call, .flags = flags };
+	struct walk walk = { .c = c, .call = call, .flags = flags };   /* ~1.3 KiB */
+	struct walk *w = &walk;
 	struct udc_attr a;
-	int r;
+	int r = -EAGAIN;
+	bool done = false;
 
-	for (unsigned tries = 0;; tries++) {
-		if (tries >= WALK_OPTIMISTIC_TRIES) {
-			pthread_mutex_lock(&c->rename_lock);
-			r = walk_once(&w, start, path, len, &a);
-			pthread_mutex_unlock(&c->rename_lock);
-			break;
-		}
+	for (unsigned tries = 0; tries < WALK_OPTIMISTIC_TRIES && !done; tries++) {
 		unsigned seq = ck_sequence_read_begin(&c->rename_seq);
-		r = walk_once(&w, start, path, len, &a);
-		if (!ck_sequence_read_retry(&c->rename_seq, seq))
-			break;
-		stat_add(thread_stats(c), walk_retries, 1);
+		r = walk_once(w, start, path, len, &a);
+		done = !ck_sequence_read_retry(&c->rename_seq, seq);
+		if (!done)
+			stat_add(thread_stats(c), walk_retries, 1);
 	}
-	walk_release(&w);
+	if (!done)
+		r = walk_locked(w, start, path, len, &a);
+	walk_release(w);
 	if (r == 0 && out)
 		*out = a;
 	return r;

@@ -213,7 +213,8 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * walk.  Each component goes through udc_resolve().  The answer is
  * consistent with directory renames and rmdirs told to this cache: if one
  * ran during the walk, the walk is retried, so the path returned existed as
- * a whole at one moment.
+ * a whole at one moment.  No internal lock is held across a backend call,
+ * so the embedder may hold its own store lock while it calls udc_rename().
  *
  * Context: any thread; may block in the backend.
  * Return: 0; -EINVAL (NULL cache or path, NUL in the path, unknown flags,
@@ -222,7 +223,8 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * component or a trailing '/'); -ELOOP (more than 40 symlinks, or a symlink
  * that must be followed with no readlink); -ENAMETOOLONG (a component past
  * UDC_NAME_MAX, or the path, symlink targets spliced in, past UDC_PATH_MAX);
- * -EAGAIN (a miss with no backend); or the backend's error.
+ * -EAGAIN (a miss with no backend, or renames so frequent that 256 passes
+ * could not finish: never an inconsistent answer); or the backend's error.
  */
 UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
 	     unsigned flags, const struct udc_call *call, struct udc_attr *out);
