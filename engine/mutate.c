@@ -61,8 +61,9 @@ struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const str
 {
 	struct inflight *ph;
 
+	/* Stale ones are skipped: the newest live placeholder is first. */
 	cds_list_for_each_entry(ph, &s->inflight, link) {
-		if (inflight_is(ph, hash, k))
+		if (inflight_is(ph, hash, k) && !ph->stale)
 			return ph;
 	}
 	return NULL;

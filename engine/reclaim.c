@@ -14,8 +14,9 @@
  * thread) is the shrink module's (shrink/), and replaces this file's pass.
  *
  * Locking:
- *   shrink_lock serialises passes (inline reclaim only tries it, so a
- *   mutation never waits for another thread's pass).  A pass takes each
+ *   shrink_lock serialises passes (inline reclaim only tries it, and waits
+ *   for another thread's pass only when the overshoot nears the slack).
+ *   rcu_barrier() is called with shrink_lock held: no RCU callback takes it.  A pass takes each
  *   victim's stripe lock outside any rcu_read_lock section: candidates are
  *   collected under the read lock (keys copied), then dropped one by one
  *   under their stripe, after a fresh lookup.
@@ -112,15 +113,33 @@ static size_t reclaim_slack(size_t limit)
 void reclaim_inline(struct udc_cache *c)
 {
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	size_t slack = reclaim_slack(limit);
 	size_t used = cache_bytes_used(c);
 
 	if (used <= limit)
 		return;
-	if (pthread_mutex_trylock(&c->shrink_lock))
-		return;   /* another thread's pass is running */
-	/* Aim below the limit by a batch, so that calls do not reclaim one by one. */
-	size_t target = used - limit + reclaim_slack(limit) / 4;
-	reclaim_locked(c, target);
+	/*
+	 * Over the limit: evict.  A caller that finds another pass running
+	 * goes on (that pass works for it) unless the overshoot nears the
+	 * slack; then it waits its turn: the clients that outrun reclaim are
+	 * the ones throttled.
+	 */
+	if (pthread_mutex_trylock(&c->shrink_lock)) {
+		if (used <= limit + slack / 2)
+			return;
+		pthread_mutex_lock(&c->shrink_lock);
+		used = cache_bytes_used(c);
+	}
+	if (used > limit)   /* aim a quarter slack below, not to reclaim per call */
+		reclaim_locked(c, used - limit + slack / 4);
+	/*
+	 * Evicted entries are still held until their grace period ends.  If
+	 * that alone keeps us near the slack, wait for it (rcu_barrier: the
+	 * deferred frees have run), so bytes_used is within the bound when
+	 * the call returns.
+	 */
+	if (cache_bytes_used(c) > limit + slack / 2)
+		rcu_barrier();
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 

@@ -8,7 +8,8 @@
  * missed the same name meanwhile (waiters), which sleep on the stripe's
  * condition variable instead of calling the backend too (as Linux's
  * d_alloc_parallel).  The owner returns only once every waiter has copied
- * the answer.
+ * the answer.  A placeholder made stale is not joined: a later resolve of
+ * the name calls the backend itself (with a placeholder of its own).
  *
  * A placeholder records the directory's generation before the backend is
  * asked.  The answer is cached only if no mutation of the name marked the
@@ -104,7 +105,14 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		return r;
 	}
 	rcu_read_unlock();
+	/*
+	 * Join a call in flight, unless a mutation made it stale: a resolve
+	 * that starts after a mutation must not get the answer from before it.
+	 */
 	struct inflight *other = inflight_find_locked(s, hash, &k);
+	if (other && (other->stale ||
+		      other->gen != atomic_load_explicit(&d->gen, memory_order_acquire)))
+		other = NULL;
 	if (other) {
 		r = inflight_wait_locked(s, other, out);
 		pthread_mutex_unlock(&s->lock);

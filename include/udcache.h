@@ -236,9 +236,11 @@ UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
  * backend.  Each is atomic for lookups: a lookup sees the old state or the
  * new one.  Each marks in-flight udc_resolve() answers for the names it
  * touches as stale, so that they are not cached.
- * Context: any thread; they take short internal locks and never block on
- * the backend.  With UDC_CFG_NO_RECLAIM_THREAD they run a bounded reclaim
- * batch when the cache is over its limit.
+ * Context: any thread, outside an RCU read-side section of the caller's
+ * own (urcu-memb); they take short internal locks and never block on the
+ * backend.  When the cache is over its limit they run a bounded reclaim
+ * batch, and a caller that outruns reclaim waits for one RCU grace period
+ * (throttling), so bytes_used is within the bound when the call returns.
  */
 
 /**
@@ -302,7 +304,9 @@ UDC_API int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t l
 
 /**
  * udc_invalidate_dir() - forget every name cached in @dir, in O(1).
- * The parent of @dir is kept; the directory is no longer complete.
+ * ".." included (the parent of @dir is forgotten too: it is a lookup in
+ * @dir); the directory is no longer complete.  @dir's own entry in its
+ * parent is kept.
  */
 UDC_API int udc_invalidate_dir(udc_cache *c, udc_ino dir);
 
