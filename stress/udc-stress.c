@@ -1,0 +1,1134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/udc-stress.c - udcache's benchmark and stress driver.
+ *
+ * Owns: the udc-stress program: option parsing, the workload table, the
+ * worker threads and their counters, and the report (text or JSON).  It owns
+ * no library state: everything it does to a cache goes through the public
+ * header include/udcache.h.  The one exception is the `hash` workload, which
+ * times the engine's internal hash_name() (engine/hash.h), linked in from the
+ * static library.
+ *
+ * Structure: workloads[] is a table of {name, summary, run}.  A run function
+ * prepares what its workload needs (a cache, a name table), calls
+ * run_threads() to run its worker function on every thread for --seconds,
+ * checks and reports.  To add a workload: write a worker and a run function
+ * and add a row.
+ *
+ * Workloads:
+ *  - hit:  preload --names names spread over --dirs directories, a
+ *          --negative-ratio share of them negative (udc_add_negative), the
+ *          rest positive (udc_add, ino and cookie derived from the index);
+ *          then --threads threads udc_lookup() random preloaded names and
+ *          check every answer.  Exit status 1 on any wrong answer.
+ *  - hash: time hash_name() on names of --name-len bytes; prints ns/hash.
+ *
+ * Locking: none of its own.  Each struct worker is written only by its own
+ * thread while the workers run, and read by main only after pthread_join().
+ * The read-only inputs (options, name table, cache pointer, hash key) are
+ * written by main before the start barrier and never again.
+ * pthread_barrier_wait() and pthread_join() both order memory, so they
+ * publish those inputs to the workers and the counters to main with no
+ * other fence.
+ *
+ * Ordering:
+ *  - bench.stop: main sets it with a release store once --seconds have
+ *    passed (CLOCK_MONOTONIC); each worker polls it with an acquire load
+ *    before every operation.  The acquire pairs with the release so that a
+ *    worker that sees stop == true also sees everything main wrote before
+ *    the store; today that is nothing else, but the phased workloads that
+ *    will grow here hand their next phase over this way.  Termination alone
+ *    would need only relaxed.  The counters do not travel on this flag: main
+ *    reads them after pthread_join().  The flag has its own cache line,
+ *    which stays shared until main's single store, so polling it costs no
+ *    coherence traffic (the acquire load is a plain load on x86-64).
+ *
+ * Limitations and implementation defects:
+ *  - Two workloads only; no mutator thread yet, so `hit` measures the
+ *    read-mostly steady state and checks answers against a fixed truth.
+ *  - A miss is never counted as wrong: the cache may decline a negative or
+ *    reclaim any entry.  Misses of positive names are reported apart.
+ *  - Rates are per thread, each measured on its own thread's clock; the
+ *    total rate is their sum.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "include/udcache.h"
+#include "engine/hash.h" /* the hash workload only: internal, from the static library */
+
+#define CACHELINE 64
+#define DEFAULT_SEED UINT64_C(0x5eed0dcac4e5eed5)
+#define ROOT_INO ((udc_ino)1)
+#define DIR_INO_BASE ((udc_ino)0x100)	 /* directory k is DIR_INO_BASE + k */
+#define FILE_INO_BASE ((udc_ino)1 << 40) /* name i is FILE_INO_BASE + i */
+#define MAX_THREADS 1024
+#define MAX_NAMES (UINT64_C(1) << 26)
+#define MAX_SECONDS 86400.0
+#define HASH_RING 4096 /* names the hash workload cycles through (stay in L1/L2) */
+
+/* ---------------------------------------------------------------------- */
+/* Options */
+
+struct options {
+	const char *workload;
+	unsigned threads;
+	uint64_t names;
+	uint64_t dirs;
+	double negative_ratio;
+	double seconds;
+	uint64_t seed;
+	size_t memory;
+	unsigned name_len;
+	bool no_reclaim_thread;
+	bool json;
+};
+
+static const struct options default_options = {
+	.workload = "hit",
+	.threads = 2,
+	.names = 65536,
+	.dirs = 64,
+	.negative_ratio = 0.25,
+	.seconds = 5.0,
+	.seed = DEFAULT_SEED,
+	.memory = (size_t)1 << 30,
+	.name_len = 16,
+	.no_reclaim_thread = false,
+	.json = false,
+};
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("udc-stress: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Bad command line: say what and how to get help, exit 2. */
+static void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("udc-stress: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'udc-stress --help'.\n", stderr);
+	exit(2);
+}
+
+/* An unsigned integer, decimal or 0x-hex, within [min, max]. */
+static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
+{
+	char *end;
+	unsigned long long v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '-' || *s == '\0')
+		usage_error("%s: '%s' is not an unsigned integer", opt, s);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end != '\0')
+		usage_error("%s: '%s' is not an unsigned integer", opt, s);
+	if (v < min || v > max)
+		usage_error("%s: %llu is out of range [%" PRIu64 ", %" PRIu64 "]", opt, v, min,
+			    max);
+	return v;
+}
+
+static double parse_double(const char *opt, const char *s, double min, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || !isfinite(v))
+		usage_error("%s: '%s' is not a number", opt, s);
+	if (v < min || v > max)
+		usage_error("%s: %g is out of range [%g, %g]", opt, v, min, max);
+	return v;
+}
+
+/* A byte count with an optional K, M, G or T suffix (powers of 1024). */
+static size_t parse_size(const char *opt, const char *s)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (*s == '-' || *s == '\0')
+		usage_error("%s: '%s' is not a size", opt, s);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		usage_error("%s: '%s' is not a size", opt, s);
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
+	default:
+		usage_error("%s: '%s': unknown suffix (use K, M, G or T)", opt, s);
+	}
+	if (*end != '\0' && end[1] != '\0' && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
+		usage_error("%s: '%s': unknown suffix (use K, M, G or T)", opt, s);
+	if (shift && v > (SIZE_MAX >> shift))
+		usage_error("%s: '%s' is too large", opt, s);
+	return (size_t)v << shift;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Random numbers: splitmix64 to seed, xorshift64* per thread. */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+	return splitmix64(&x);
+}
+
+static inline uint64_t xorshift64star(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* Uniform in [0, n) without a division (Lemire's multiply-shift). */
+static inline uint64_t rand_below(uint64_t *s, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)xorshift64star(s) * n) >> 64);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Time */
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Sleep until CLOCK_MONOTONIC reaches *deadline. */
+static void sleep_until(const struct timespec *deadline)
+{
+	int err;
+
+	do
+		err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline, NULL);
+	while (err == EINTR);
+	if (err)
+		die("clock_nanosleep: %s", strerror(err));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Report: the same calls print aligned text or one JSON object. */
+
+#define MAX_WARNINGS 8
+
+struct report {
+	bool json;
+	bool need_comma;    /* json: a member was printed at this depth */
+	int depth;	    /* json: nesting, for indentation */
+	const char *prefix; /* text: label prefix inside an object ("stats.") */
+	int nr_warnings;
+	char warnings[MAX_WARNINGS][256];
+};
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void rep_key(struct report *r, const char *key)
+{
+	printf("%s\n%*s", r->need_comma ? "," : "", 2 * r->depth, "");
+	json_string(key);
+	fputs(": ", stdout);
+	r->need_comma = true;
+}
+
+static void rep_label(struct report *r, const char *label)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s%s", r->prefix ? r->prefix : "", label);
+	printf("%-26s ", buf);
+}
+
+static void rep_begin(struct report *r, bool json)
+{
+	memset(r, 0, sizeof(*r));
+	r->json = json;
+	if (json) {
+		putchar('{');
+		r->depth = 1;
+	}
+}
+
+static void rep_u64(struct report *r, const char *key, const char *label, uint64_t v)
+{
+	if (r->json) {
+		rep_key(r, key);
+		printf("%" PRIu64, v);
+	} else {
+		rep_label(r, label);
+		printf("%" PRIu64 "\n", v);
+	}
+}
+
+static void rep_hex(struct report *r, const char *key, const char *label, uint64_t v)
+{
+	if (r->json) {
+		/* JSON numbers lose precision past 2^53: give it as a string. */
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "0x%016" PRIx64, v);
+		rep_key(r, key);
+		json_string(buf);
+	} else {
+		rep_label(r, label);
+		printf("0x%016" PRIx64 "\n", v);
+	}
+}
+
+static void rep_f64(struct report *r, const char *key, const char *label, double v, int prec)
+{
+	if (r->json) {
+		rep_key(r, key);
+		if (isfinite(v))
+			printf("%.*f", prec, v);
+		else
+			fputs("null", stdout);
+	} else {
+		rep_label(r, label);
+		printf("%.*f\n", prec, v);
+	}
+}
+
+static void rep_str(struct report *r, const char *key, const char *label, const char *v)
+{
+	if (r->json) {
+		rep_key(r, key);
+		json_string(v);
+	} else {
+		rep_label(r, label);
+		printf("%s\n", v);
+	}
+}
+
+static void rep_bool(struct report *r, const char *key, const char *label, bool v)
+{
+	if (r->json) {
+		rep_key(r, key);
+		fputs(v ? "true" : "false", stdout);
+	} else {
+		rep_label(r, label);
+		puts(v ? "yes" : "no");
+	}
+}
+
+/* A nested object; in text its members' labels get "prefix". */
+static void rep_obj_begin(struct report *r, const char *key, const char *prefix)
+{
+	if (r->json) {
+		rep_key(r, key);
+		putchar('{');
+		r->need_comma = false;
+		r->depth++;
+	} else {
+		r->prefix = prefix;
+	}
+}
+
+static void rep_obj_end(struct report *r)
+{
+	if (r->json) {
+		r->depth--;
+		printf("\n%*s}", 2 * r->depth, "");
+		r->need_comma = true;
+	} else {
+		r->prefix = NULL;
+	}
+}
+
+/* A warning: a WARNING line in text; in JSON, the "warnings" array and stderr. */
+static void rep_warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void rep_warn(struct report *r, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!r->json) {
+		printf("WARNING: %s\n", buf);
+		return;
+	}
+	fprintf(stderr, "udc-stress: WARNING: %s\n", buf);
+	if (r->nr_warnings < MAX_WARNINGS)
+		snprintf(r->warnings[r->nr_warnings++], sizeof(r->warnings[0]), "%s", buf);
+}
+
+static void rep_end(struct report *r)
+{
+	if (!r->json)
+		return;
+	rep_key(r, "warnings");
+	putchar('[');
+	for (int i = 0; i < r->nr_warnings; i++) {
+		if (i)
+			fputs(", ", stdout);
+		json_string(r->warnings[i]);
+	}
+	puts("]\n}");
+}
+
+/*
+ * Every field of struct udc_stats, declared once: X(field, meaning).
+ * The report and the JSON keys are generated from this list.
+ */
+#define STRESS_UDC_STATS(X)                                                  \
+	X(lookups, "udc_lookup calls + name lookups inside resolve/walk")    \
+	X(hits_positive, "lookups answered positive")                        \
+	X(hits_negative, "lookups answered negative")                        \
+	X(misses, "lookups the cache knew nothing about")                    \
+	X(backend_calls, "backend lookups made")                             \
+	X(nr_positive, "positive entries held now")                          \
+	X(nr_negative, "negative entries held now")                          \
+	X(evictions, "entries reclaimed, every reason")                      \
+	X(bytes_used, "bytes the cache holds now, all overhead included")    \
+	X(bytes_limit, "the memory limit")                                   \
+	X(membarrier, "1: RCU readers use sys_membarrier; 0: slow fallback") \
+	X(nr_dirs, "directory objects held now")                             \
+	X(stale_answers, "backend answers returned but not cached")          \
+	X(walk_retries, "walks redone after a rename or rmdir")
+
+static void rep_udc_stats(struct report *r, const struct udc_stats *st)
+{
+	rep_obj_begin(r, "stats", "stats.");
+#define X(field, meaning) rep_u64(r, #field, #field, st->field);
+	STRESS_UDC_STATS(X)
+#undef X
+	rep_obj_end(r);
+	if (st->membarrier == 0)
+		rep_warn(r, "stats.membarrier == 0: the kernel offers no membarrier, RCU readers "
+			    "use the slow fallback (reads cost ~40x more); these numbers are not "
+			    "representative");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Threads: start together on a barrier, stop on bench.stop. */
+
+struct bench;
+struct worker;
+typedef void (*worker_fn)(struct worker *w);
+
+struct worker {
+	/* Set by main before the start barrier, then read-only. */
+	alignas(CACHELINE) struct bench *b;
+	worker_fn fn;
+	unsigned id;
+	pthread_t tid;
+	/* Written by this worker only; read by main after pthread_join(). */
+	uint64_t rng;
+	uint64_t ops;
+	uint64_t hits_positive;
+	uint64_t hits_negative;
+	uint64_t misses;	  /* all misses: positive_misses + negatives not kept */
+	uint64_t positive_misses; /* positive names that missed (reclaimed?) */
+	uint64_t wrong;		  /* wrong answers, errors included */
+	uint64_t errors;	  /* negative return values */
+	uint64_t sink;		  /* keeps the hash loop from being optimised away */
+	double elapsed;		  /* seconds, this thread's clock */
+	/* The first wrong answer, for the report. */
+	uint64_t bad_index;
+	int bad_rc;
+	struct udc_attr bad_attr;
+};
+_Static_assert(sizeof(struct worker) % CACHELINE == 0, "workers must not share cache lines");
+
+struct name_table {
+	char *bytes;	   /* name i at bytes + i * stride, not NUL-terminated */
+	uint8_t *len;	   /* its length, 1..UDC_NAME_MAX */
+	uint8_t *negative; /* 1: preloaded as a negative */
+	size_t stride;
+	uint64_t n;
+	uint64_t nr_negative;
+};
+
+struct bench {
+	/* Written by main before the start barrier, then read-only. */
+	const struct options *opt;
+	udc_cache *cache;
+	struct name_table *names;
+	struct hash_key *hkey;
+	pthread_barrier_t start;
+	/* Set once by main (release), polled by workers (acquire): own line. */
+	alignas(CACHELINE) atomic_bool stop;
+};
+
+static void *thread_main(void *arg)
+{
+	struct worker *w = arg;
+	double t0;
+
+	/* The barrier orders main's set-up before every worker's reads. */
+	pthread_barrier_wait(&w->b->start);
+	t0 = now_sec();
+	w->fn(w);
+	w->elapsed = now_sec() - t0;
+	return NULL;
+}
+
+/* Whether main has called time; pairs with the release store in run_threads(). */
+static inline bool bench_stopped(struct bench *b)
+{
+	return atomic_load_explicit(&b->stop, memory_order_acquire);
+}
+
+/*
+ * Run fn on opt->threads threads for opt->seconds.  Returns the array of
+ * workers (joined; free() it); their counters are final.
+ */
+static struct worker *run_threads(struct bench *b, worker_fn fn)
+{
+	unsigned n = b->opt->threads;
+	struct worker *w;
+	struct timespec deadline;
+	double secs;
+	int err;
+
+	w = aligned_alloc(CACHELINE, n * sizeof(*w));
+	if (!w)
+		die("out of memory for %u workers", n);
+	memset(w, 0, n * sizeof(*w));
+	atomic_init(&b->stop, false);
+	err = pthread_barrier_init(&b->start, NULL, n + 1);
+	if (err)
+		die("pthread_barrier_init: %s", strerror(err));
+
+	uint64_t s = b->opt->seed;
+	for (unsigned i = 0; i < n; i++) {
+		w[i].b = b;
+		w[i].fn = fn;
+		w[i].id = i;
+		w[i].rng = splitmix64(&s);
+		if (w[i].rng == 0) /* xorshift's one fixed point */
+			w[i].rng = 1;
+		err = pthread_create(&w[i].tid, NULL, thread_main, &w[i]);
+		if (err) /* the others wait on the barrier: exit takes them */
+			die("pthread_create (thread %u of %u): %s", i + 1, n, strerror(err));
+	}
+
+	pthread_barrier_wait(&b->start);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	secs = floor(b->opt->seconds);
+	deadline.tv_sec += (time_t)secs;
+	deadline.tv_nsec += (long)((b->opt->seconds - secs) * 1e9);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	sleep_until(&deadline);
+	/* Release: a worker that sees stop also sees what main wrote before it. */
+	atomic_store_explicit(&b->stop, true, memory_order_release);
+
+	for (unsigned i = 0; i < n; i++) {
+		err = pthread_join(w[i].tid, NULL);
+		if (err)
+			die("pthread_join: %s", strerror(err));
+	}
+	pthread_barrier_destroy(&b->start);
+	return w;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Names */
+
+static udc_ino dir_ino(uint64_t k)
+{
+	return DIR_INO_BASE + k;
+}
+
+static const char *name_at(const struct name_table *t, uint64_t i)
+{
+	return t->bytes + i * t->stride;
+}
+
+static void name_table_free(struct name_table *t)
+{
+	free(t->bytes);
+	free(t->len);
+	free(t->negative);
+	memset(t, 0, sizeof(*t));
+}
+
+static void name_table_alloc(struct name_table *t, uint64_t n, size_t stride)
+{
+	memset(t, 0, sizeof(*t));
+	t->n = n;
+	t->stride = stride;
+	t->bytes = malloc(n * stride);
+	t->len = malloc(n);
+	t->negative = calloc(n, 1);
+	if (!t->bytes || !t->len || !t->negative)
+		die("out of memory for %" PRIu64 " names", n);
+}
+
+/*
+ * The hit workload's names: "f<index in hex>" padded with '_' to name_len
+ * (longer when the index needs more bytes), so all are distinct.  Which are
+ * negative is a hash of (seed, index) below the ratio, so that negatives
+ * spread over every directory.
+ */
+static void hit_names_build(struct name_table *t, const struct options *opt)
+{
+	size_t stride = opt->name_len > 20 ? opt->name_len : 20;
+	uint64_t threshold;
+
+	if (opt->negative_ratio >= 1.0)
+		threshold = UINT64_MAX;
+	else
+		threshold = (uint64_t)(opt->negative_ratio * 18446744073709551616.0);
+
+	name_table_alloc(t, opt->names, stride);
+	for (uint64_t i = 0; i < t->n; i++) {
+		char *p = t->bytes + i * stride;
+		int k = snprintf(p, stride, "f%" PRIx64, i);
+
+		while ((unsigned)k < opt->name_len)
+			p[k++] = '_';
+		t->len[i] = (uint8_t)k;
+		if (opt->negative_ratio > 0.0 &&
+		    (opt->negative_ratio >= 1.0 || mix64(opt->seed ^ i) < threshold)) {
+			t->negative[i] = 1;
+			t->nr_negative++;
+		}
+	}
+}
+
+/* What the positive name i maps to. */
+static struct udc_attr hit_attr(const struct options *opt, uint64_t i)
+{
+	struct udc_attr a = {
+		.ino = FILE_INO_BASE + i,
+		.type = UDC_TYPE_REG,
+		.flags = 0,
+		.cookie = mix64(i) ^ opt->seed,
+	};
+	return a;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload hit */
+
+static void hit_record_wrong(struct worker *w, uint64_t i, int rc, const struct udc_attr *a)
+{
+	if (w->wrong++ == 0) {
+		w->bad_index = i;
+		w->bad_rc = rc;
+		w->bad_attr = rc == UDC_POSITIVE ? *a : (struct udc_attr){ 0 };
+	}
+	if (rc < 0)
+		w->errors++;
+}
+
+static void hit_worker(struct worker *w)
+{
+	struct bench *b = w->b;
+	const struct options *opt = b->opt;
+	const struct name_table *t = b->names;
+	udc_cache *c = b->cache;
+
+	while (!bench_stopped(b)) {
+		uint64_t i = rand_below(&w->rng, t->n);
+		struct udc_attr a;
+		int rc = udc_lookup(c, dir_ino(i % opt->dirs), name_at(t, i), t->len[i], &a);
+
+		w->ops++;
+		if (rc == UDC_MISS) {
+			w->misses++;
+			w->positive_misses += !t->negative[i];
+		} else if (t->negative[i]) {
+			if (rc == UDC_NEGATIVE)
+				w->hits_negative++;
+			else
+				hit_record_wrong(w, i, rc, &a);
+		} else {
+			struct udc_attr want = hit_attr(opt, i);
+
+			if (rc == UDC_POSITIVE && a.ino == want.ino && a.cookie == want.cookie &&
+			    a.type == want.type)
+				w->hits_positive++;
+			else
+				hit_record_wrong(w, i, rc, &a);
+		}
+	}
+}
+
+static const char *rc_name(int rc)
+{
+	switch (rc) {
+	case UDC_MISS:
+		return "UDC_MISS";
+	case UDC_POSITIVE:
+		return "UDC_POSITIVE";
+	case UDC_NEGATIVE:
+		return "UDC_NEGATIVE";
+	default:
+		return rc < 0 ? strerror(-rc) : "an unknown value";
+	}
+}
+
+/* Tell the cache about the directories (as names in the root) and the names. */
+static double hit_preload(udc_cache *c, const struct options *opt, const struct name_table *t)
+{
+	double t0 = now_sec();
+	char name[32];
+	int rc;
+
+	for (uint64_t k = 0; k < opt->dirs; k++) {
+		struct udc_attr a = { .ino = dir_ino(k), .type = UDC_TYPE_DIR };
+		int len = snprintf(name, sizeof(name), "d%" PRIu64, k);
+
+		rc = udc_add(c, ROOT_INO, name, (size_t)len, &a);
+		if (rc < 0)
+			die("preload: udc_add(root, \"%s\"): %s", name, strerror(-rc));
+	}
+	for (uint64_t i = 0; i < t->n; i++) {
+		udc_ino dir = dir_ino(i % opt->dirs);
+
+		if (t->negative[i]) {
+			rc = udc_add_negative(c, dir, name_at(t, i), t->len[i], 0);
+		} else {
+			struct udc_attr a = hit_attr(opt, i);
+
+			rc = udc_add(c, dir, name_at(t, i), t->len[i], &a);
+		}
+		if (rc < 0)
+			die("preload: %s(dir %" PRIu64 ", \"%.*s\"): %s",
+			    t->negative[i] ? "udc_add_negative" : "udc_add", dir, (int)t->len[i],
+			    name_at(t, i), strerror(-rc));
+	}
+	return now_sec() - t0;
+}
+
+static int run_hit(const struct options *opt)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	struct udc_stats st = { .size = sizeof(st) };
+	struct name_table names;
+	struct bench b = { .opt = opt };
+	struct report r;
+	struct worker *w;
+	uint64_t ops = 0, pos = 0, neg = 0, miss = 0, pmiss = 0, wrong = 0, errors = 0;
+	double rate = 0.0, preload;
+
+	if (opt->dirs > opt->names)
+		usage_error("--dirs (%" PRIu64 ") must not exceed --names (%" PRIu64 ")", opt->dirs,
+			    opt->names);
+
+	hit_names_build(&names, opt);
+	cfg.memory_limit = opt->memory;
+	cfg.root = ROOT_INO;
+	cfg.flags = opt->no_reclaim_thread ? UDC_CFG_NO_RECLAIM_THREAD : 0;
+	b.cache = udc_create(&cfg);
+	if (!b.cache)
+		die("udc_create: %s", strerror(errno));
+	b.names = &names;
+
+	preload = hit_preload(b.cache, opt, &names);
+	w = run_threads(&b, hit_worker);
+
+	for (unsigned i = 0; i < opt->threads; i++) {
+		ops += w[i].ops;
+		pos += w[i].hits_positive;
+		neg += w[i].hits_negative;
+		miss += w[i].misses;
+		pmiss += w[i].positive_misses;
+		wrong += w[i].wrong;
+		errors += w[i].errors;
+		if (w[i].elapsed > 0)
+			rate += (double)w[i].ops / w[i].elapsed;
+	}
+	udc_stats_get(b.cache, &st);
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "hit");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "threads", "threads", opt->threads);
+	rep_u64(&r, "names", "names", names.n);
+	rep_u64(&r, "names_positive", "  positive", names.n - names.nr_negative);
+	rep_u64(&r, "names_negative", "  negative", names.nr_negative);
+	rep_u64(&r, "dirs", "dirs", opt->dirs);
+	rep_u64(&r, "name_len", "name length", opt->name_len);
+	rep_f64(&r, "seconds", "seconds", opt->seconds, 3);
+	rep_hex(&r, "seed", "seed", opt->seed);
+	rep_u64(&r, "memory_limit", "memory limit (bytes)", opt->memory);
+	rep_bool(&r, "reclaim_thread", "reclaim thread", !opt->no_reclaim_thread);
+	rep_f64(&r, "preload_seconds", "preload seconds", preload, 3);
+	rep_u64(&r, "lookups", "lookups", ops);
+	rep_f64(&r, "lookups_per_sec", "lookups/s", rate, 0);
+	rep_f64(&r, "lookups_per_sec_per_thread", "lookups/s per thread", rate / opt->threads, 0);
+	rep_f64(&r, "ns_per_lookup", "ns/lookup (per thread)",
+		rate > 0 ? 1e9 * opt->threads / rate : 0.0, 1);
+	rep_u64(&r, "hits_positive", "positive hits", pos);
+	rep_u64(&r, "hits_negative", "negative hits", neg);
+	rep_u64(&r, "misses", "misses", miss);
+	rep_u64(&r, "misses_positive", "  of positive names", pmiss);
+	rep_u64(&r, "misses_negative", "  of negative names", miss - pmiss);
+	rep_u64(&r, "wrong_answers", "wrong answers", wrong);
+	rep_u64(&r, "errors", "  errors (rc < 0)", errors);
+	rep_udc_stats(&r, &st);
+
+	/* After the joins the sums are exact.  A wrong answer is a hit to the cache. */
+	if (st.lookups != ops ||
+	    (!wrong && (st.hits_positive != pos || st.hits_negative != neg || st.misses != miss)))
+		rep_warn(&r,
+			 "udc_stats disagree with the workers' own counts (lookups %" PRIu64
+			 " vs %" PRIu64 ", positive %" PRIu64 " vs %" PRIu64 ", negative %" PRIu64
+			 " vs %" PRIu64 ", misses %" PRIu64 " vs %" PRIu64 ")",
+			 st.lookups, ops, st.hits_positive, pos, st.hits_negative, neg, st.misses,
+			 miss);
+	if (pmiss && st.evictions == 0)
+		rep_warn(&r, "%" PRIu64 " lookups of positive names missed with no eviction",
+			 pmiss);
+	for (unsigned i = 0; i < opt->threads; i++) {
+		uint64_t k = w[i].bad_index;
+		struct udc_attr want = hit_attr(opt, k);
+
+		if (!w[i].wrong)
+			continue;
+		rep_warn(&r,
+			 "thread %u: %" PRIu64 " wrong; first: (dir %" PRIu64
+			 ", \"%.*s\") preloaded %s, got %s (ino 0x%" PRIx64 " type %" PRIu32
+			 " cookie 0x%" PRIx64 "; want ino 0x%" PRIx64 " cookie 0x%" PRIx64 ")",
+			 i, w[i].wrong, dir_ino(k % opt->dirs), (int)names.len[k],
+			 name_at(&names, k), names.negative[k] ? "negative" : "positive",
+			 rc_name(w[i].bad_rc), w[i].bad_attr.ino, w[i].bad_attr.type,
+			 w[i].bad_attr.cookie, want.ino, want.cookie);
+	}
+	if (wrong)
+		rep_warn(&r, "%" PRIu64 " wrong answers: FAILED", wrong);
+	rep_end(&r);
+	fflush(stdout);
+
+	free(w);
+	udc_destroy(b.cache);
+	name_table_free(&names);
+	return wrong ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload hash */
+
+/* HASH_RING names of exactly name_len random bytes from [a-z0-9._-]. */
+static void hash_names_build(struct name_table *t, const struct options *opt)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
+	uint64_t s = opt->seed;
+
+	name_table_alloc(t, HASH_RING, opt->name_len);
+	for (uint64_t i = 0; i < t->n; i++) {
+		char *p = t->bytes + i * t->stride;
+
+		for (unsigned k = 0; k < opt->name_len; k++)
+			p[k] = alphabet[splitmix64(&s) % (sizeof(alphabet) - 1)];
+		if (opt->name_len == 1 && p[0] == '.')
+			p[0] = 'a';
+		t->len[i] = (uint8_t)opt->name_len;
+	}
+}
+
+static void hash_worker(struct worker *w)
+{
+	struct bench *b = w->b;
+	const struct name_table *t = b->names;
+	const struct hash_key *k = b->hkey;
+	uint64_t acc = 0, i = w->id * 7;
+
+	/* Sequential through the ring: no PRNG in the timed loop. */
+	while (!bench_stopped(b)) {
+		uint64_t j = i++ & (HASH_RING - 1);
+
+		acc ^= hash_name(k, dir_ino(j), name_at(t, j), t->len[j]);
+		w->ops++;
+	}
+	w->sink = acc;
+}
+
+static int run_hash(const struct options *opt)
+{
+	struct name_table names;
+	struct hash_key key;
+	struct bench b = { .opt = opt };
+	struct report r;
+	struct worker *w;
+	uint64_t ops = 0, sink = 0, s = opt->seed;
+	uint64_t cfg_key[2];
+	double rate = 0.0;
+	int rc;
+
+	_Static_assert((HASH_RING & (HASH_RING - 1)) == 0, "HASH_RING must be a power of 2");
+	cfg_key[0] = splitmix64(&s);
+	cfg_key[1] = splitmix64(&s) | 1; /* never {0,0}, which means random */
+	rc = hash_key_init(&key, cfg_key);
+	if (rc < 0)
+		die("hash_key_init: %s", strerror(-rc));
+	hash_names_build(&names, opt);
+	b.names = &names;
+	b.hkey = &key;
+
+	w = run_threads(&b, hash_worker);
+	for (unsigned i = 0; i < opt->threads; i++) {
+		ops += w[i].ops;
+		sink ^= w[i].sink;
+		if (w[i].elapsed > 0)
+			rate += (double)w[i].ops / w[i].elapsed;
+	}
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "hash");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "threads", "threads", opt->threads);
+	rep_u64(&r, "name_len", "name length", opt->name_len);
+	rep_f64(&r, "seconds", "seconds", opt->seconds, 3);
+	rep_hex(&r, "seed", "seed", opt->seed);
+	rep_u64(&r, "hashes", "hashes", ops);
+	rep_f64(&r, "hashes_per_sec", "hashes/s", rate, 0);
+	rep_f64(&r, "hashes_per_sec_per_thread", "hashes/s per thread", rate / opt->threads, 0);
+	rep_f64(&r, "ns_per_hash", "ns/hash", rate > 0 ? 1e9 * opt->threads / rate : 0.0, 2);
+	rep_hex(&r, "checksum", "checksum", sink);
+	rep_end(&r);
+	fflush(stdout);
+
+	free(w);
+	name_table_free(&names);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The workload table */
+
+struct workload {
+	const char *name;
+	const char *summary;
+	int (*run)(const struct options *opt);
+};
+
+static const struct workload workloads[] = {
+	{ "hit", "udc_lookup of random preloaded names, every answer checked", run_hit },
+	{ "hash", "time the engine's hash_name() (ns/hash) on --name-len byte names", run_hash },
+};
+
+#define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
+
+static void usage(FILE *f)
+{
+	const struct options *d = &default_options;
+
+	fprintf(f,
+		"Usage: udc-stress [OPTION]...\n"
+		"Benchmark and stress udcache: run a workload on several threads for a\n"
+		"while, check the answers, print rates and the cache's statistics.\n"
+		"\n"
+		"Options:\n"
+		"  -w, --workload NAME     workload to run (default %s), one of:\n",
+		d->workload);
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		fprintf(f, "                          %-5s %s\n", workloads[i].name,
+			workloads[i].summary);
+	fprintf(f,
+		"  -t, --threads N         worker threads, 1..%d (default %u)\n"
+		"  -s, --seconds S         run time in seconds, fractions allowed (default %g)\n"
+		"  -n, --names N           hit: names to preload, 1..%" PRIu64 "\n"
+		"                          (default %" PRIu64 ")\n"
+		"  -d, --dirs N            hit: directories the names are spread over,\n"
+		"                          1..--names (default %" PRIu64 ")\n"
+		"  -r, --negative-ratio F  hit: share of the names preloaded as negatives\n"
+		"                          (udc_add_negative), 0..1 (default %g)\n"
+		"  -m, --memory SIZE       hit: the cache's memory limit in bytes, suffix K, M,\n"
+		"                          G or T for powers of 1024 (default 1G)\n"
+		"      --no-reclaim-thread hit: create the cache with UDC_CFG_NO_RECLAIM_THREAD\n"
+		"                          (default: the background reclaim thread runs)\n"
+		"  -l, --name-len N        name length in bytes, 1..%d (default %u); hit names\n"
+		"                          are padded to it (longer only when the index needs it)\n"
+		"  -S, --seed N            seeds the per-thread PRNGs, the choice of negative\n"
+		"                          names and the hash workload's key (default\n"
+		"                          0x%" PRIx64 ")\n"
+		"  -j, --json              print one JSON object instead of text\n"
+		"  -h, --help              print this help and exit\n"
+		"\n"
+		"hit: each thread looks up random preloaded names and checks every answer:\n"
+		"a positive name must be UDC_POSITIVE with the ino, type and cookie it was\n"
+		"added with, a negative one UDC_NEGATIVE; a miss is allowed (the cache may\n"
+		"decline a negative or reclaim) and counted apart.  Anything else is a wrong\n"
+		"answer.\n"
+		"\n"
+		"Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
+		MAX_THREADS, d->threads, d->seconds, MAX_NAMES, d->names, d->dirs,
+		d->negative_ratio, UDC_NAME_MAX, d->name_len, (uint64_t)DEFAULT_SEED);
+}
+
+enum {
+	OPT_NO_RECLAIM_THREAD = 256
+};
+
+static void parse_options(int argc, char **argv, struct options *opt)
+{
+	static const struct option longopts[] = {
+		{ "workload", required_argument, NULL, 'w' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "names", required_argument, NULL, 'n' },
+		{ "dirs", required_argument, NULL, 'd' },
+		{ "negative-ratio", required_argument, NULL, 'r' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "no-reclaim-thread", no_argument, NULL, OPT_NO_RECLAIM_THREAD },
+		{ "name-len", required_argument, NULL, 'l' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	*opt = default_options;
+	opterr = 0; /* our messages, our exit status */
+	while ((ch = getopt_long(argc, argv, ":w:t:s:n:d:r:m:l:S:jh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'w':
+			opt->workload = optarg;
+			break;
+		case 't':
+			opt->threads = (unsigned)parse_u64("--threads", optarg, 1, MAX_THREADS);
+			break;
+		case 's':
+			opt->seconds = parse_double("--seconds", optarg, 0.001, MAX_SECONDS);
+			break;
+		case 'n':
+			opt->names = parse_u64("--names", optarg, 1, MAX_NAMES);
+			break;
+		case 'd':
+			opt->dirs = parse_u64("--dirs", optarg, 1, MAX_NAMES);
+			break;
+		case 'r':
+			opt->negative_ratio = parse_double("--negative-ratio", optarg, 0.0, 1.0);
+			break;
+		case 'm':
+			opt->memory = parse_size("--memory", optarg);
+			if (opt->memory == 0)
+				usage_error("--memory: must be more than 0");
+			break;
+		case OPT_NO_RECLAIM_THREAD:
+			opt->no_reclaim_thread = true;
+			break;
+		case 'l':
+			opt->name_len = (unsigned)parse_u64("--name-len", optarg, 1, UDC_NAME_MAX);
+			break;
+		case 'S':
+			opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);
+			break;
+		case 'j':
+			opt->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			if (optopt)
+				usage_error("unknown option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+
+	parse_options(argc, argv, &opt);
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		if (strcmp(workloads[i].name, opt.workload) == 0)
+			return workloads[i].run(&opt);
+
+	fprintf(stderr, "udc-stress: unknown workload '%s'; the workloads are:", opt.workload);
+	for (size_t i = 0; i < NR_WORKLOADS; i++)
+		fprintf(stderr, " %s", workloads[i].name);
+	fputs("\nTry 'udc-stress --help'.\n", stderr);
+	return 2;
+}
