@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # stop at the first report with a stack trace, and check for leaks at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:print_stacktrace=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
-export LSAN_OPTIONS="${LSAN_OPTIONS:-print_suppressions=0}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-print_suppressions=0:suppressions=$PWD/scripts/lsan.supp}"
 # For the tsan preset: liburcu's ordering is invisible to TSan (see tsan.supp).
 if [[ -z "${TSAN_OPTIONS:-}" ]]; then
 	TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
