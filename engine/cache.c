@@ -150,6 +150,7 @@ void udc_destroy(udc_cache *c)
 	if (!c)
 		return;
 	thread_enter();
+	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
 	rcu_read_lock();
 	table_for_each(c->names, &it, n) {
 		e = entry_of(n);
