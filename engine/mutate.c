@@ -313,17 +313,20 @@ static void op_unlink_locked(struct udc_cache *c, const struct name_op *op, stru
 		entry_drop_locked(c, op->hash, &op->k);
 }
 
-static struct udc_entry *keep_unlinked_alloc(struct udc_cache *c, const struct name_op *op,
-					     bool *nomem)
+/*
+ * name_op_init() for a name about to be unlinked: also allocate, with
+ * UDC_CFG_KEEP_UNLINKED, the negative left behind (*neg, else NULL).
+ */
+static int unlink_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
+			  size_t len, struct udc_entry **neg)
 {
-	struct udc_entry *neg = NULL;
+	int r = name_op_init(op, c, dir, name, len);
 
-	*nomem = false;
-	if (c->flags & UDC_CFG_KEEP_UNLINKED) {
-		neg = neg_alloc(c, op);
-		*nomem = !neg;
-	}
-	return neg;
+	*neg = NULL;
+	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
+		return r;
+	*neg = neg_alloc(c, op);
+	return *neg ? 0 : -ENOMEM;
 }
 
 /* The directory object of ino, if any (never made). */
@@ -339,14 +342,11 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 {
 	struct name_op op;
 	struct udc_attr was;
-	bool nomem;
-	int r = name_op_init(&op, c, dir, name, len);
+	struct udc_entry *neg;
+	int r = unlink_op_init(&op, c, dir, name, len, &neg);
 
 	if (r)
 		return r;
-	struct udc_entry *neg = keep_unlinked_alloc(c, &op, &nomem);
-	if (nomem)
-		return -ENOMEM;
 
 	pthread_mutex_lock(&op.s->lock);
 	op_unlink_locked(c, &op, neg, &was);
@@ -419,14 +419,11 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 {
 	struct name_op op;
 	struct udc_attr was;
-	bool nomem;
-	int r = name_op_init(&op, c, parent, name, len);
+	struct udc_entry *neg;
+	int r = unlink_op_init(&op, c, parent, name, len, &neg);
 
 	if (r)
 		return r;
-	struct udc_entry *neg = keep_unlinked_alloc(c, &op, &nomem);
-	if (nomem)
-		return -ENOMEM;
 
 	pthread_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
@@ -469,35 +466,36 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 {
 	struct name_op o, n;
 	struct udc_attr was, target;
-	bool nomem;
+	struct udc_entry *neg;
 	int r = call_check(c, ndir, nname, nlen);
 
 	if (r)
 		return r;
-	r = name_op_init(&o, c, odir, oname, olen);
+	r = call_check(c, odir, oname, olen);
 	if (r)
 		return r;
-	if (name_is_dotdot(nname, nlen))
+	if (name_is_dotdot(nname, nlen) || name_is_dotdot(oname, olen))
 		return -EINVAL;
 	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
 		return 0;
 	r = name_op_init(&n, c, ndir, nname, nlen);
 	if (r)
 		return r;
-
 	/*
-	 * Allocate all that may be needed before changing anything: the new
-	 * positive (its attr filled in once the old one is known) and the
-	 * negative left behind.
+	 * Allocate all that may be needed before changing anything: the
+	 * negative left behind and the new positive (its attr filled in once
+	 * the old one is known).
 	 */
+	r = unlink_op_init(&o, c, odir, oname, olen, &neg);
+	if (r)
+		return r;
 	struct udc_entry *pos = pos_alloc(c, &n, NULL);
-	struct udc_entry *neg = pos ? keep_unlinked_alloc(c, &o, &nomem) : NULL;
-	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_lookup(c, moved) : NULL;
-	if (!pos || nomem) {
-		if (pos)
-			entry_free_now(c, pos);
+	if (!pos) {
+		if (neg)
+			entry_free_now(c, neg);
 		return -ENOMEM;
 	}
+	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_lookup(c, moved) : NULL;
 
 	pthread_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
