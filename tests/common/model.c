@@ -37,7 +37,7 @@ struct mobj {
 	udc_ino ino;
 	udc_ino parent;
 	struct udc_attr attr; /* what ".." of a child answers */
-	char *target;         /* symlink target, or NULL */
+	char *target;	      /* symlink target, or NULL */
 	size_t tlen;
 };
 
@@ -55,8 +55,8 @@ struct model {
 	udc_ino root;
 	struct mentry *entries[MODEL_BUCKETS]; /* protected by lock */
 	struct mobj *objs[MODEL_BUCKETS];      /* protected by lock */
-	struct merr *errs;                     /* protected by lock */
-	unsigned delay_us;                     /* protected by lock */
+	struct merr *errs;		       /* protected by lock */
+	unsigned delay_us;		       /* protected by lock */
 
 	/* The gate, protected by lock. */
 	bool gate_armed;

@@ -10,8 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-udc_cache *tc_create_limit(udc_ino root, const struct udc_backend *be, uint32_t flags,
-			   size_t limit)
+udc_cache *tc_create_limit(udc_ino root, const struct udc_backend *be, uint32_t flags, size_t limit)
 {
 	struct udc_config cfg = UDC_CONFIG_INIT;
 	udc_cache *c;
@@ -72,14 +71,12 @@ int tc_resolve(struct tenv *e, udc_ino dir, const char *name, struct udc_attr *o
 	return udc_resolve(e->c, dir, name, strlen(name), &e->call, out);
 }
 
-int tc_walk(struct tenv *e, udc_ino start, const char *path, unsigned flags,
-	    struct udc_attr *out)
+int tc_walk(struct tenv *e, udc_ino start, const char *path, unsigned flags, struct udc_attr *out)
 {
 	return udc_walk(e->c, start, path, strlen(path), flags, &e->call, out);
 }
 
-int tc_add(udc_cache *c, udc_ino dir, const char *name, udc_ino ino, uint32_t type,
-	   uint64_t cookie)
+int tc_add(udc_cache *c, udc_ino dir, const char *name, udc_ino ino, uint32_t type, uint64_t cookie)
 {
 	struct udc_attr a = tc_attr(ino, type, cookie);
 

@@ -65,8 +65,7 @@ static inline bool tc_attr_eq(const struct udc_attr *a, const struct udc_attr *b
 /* Wrappers taking NUL-terminated names. */
 int tc_lookup(udc_cache *c, udc_ino dir, const char *name, struct udc_attr *out);
 int tc_resolve(struct tenv *e, udc_ino dir, const char *name, struct udc_attr *out);
-int tc_walk(struct tenv *e, udc_ino start, const char *path, unsigned flags,
-	    struct udc_attr *out);
+int tc_walk(struct tenv *e, udc_ino start, const char *path, unsigned flags, struct udc_attr *out);
 int tc_add(udc_cache *c, udc_ino dir, const char *name, udc_ino ino, uint32_t type,
 	   uint64_t cookie);
 int tc_add_neg(udc_cache *c, udc_ino dir, const char *name);
@@ -98,9 +97,9 @@ void tfail_rec(struct tfail *f, const char *fmt, ...) __attribute__((format(prin
 /* On the main thread: cr_assert that no failure was recorded. */
 void tfail_assert_none(struct tfail *f);
 
-#define TCHECK(f, cond, ...)                      \
-	do {                                      \
-		if (!(cond))                      \
+#define TCHECK(f, cond, ...)                         \
+	do {                                         \
+		if (!(cond))                         \
 			tfail_rec((f), __VA_ARGS__); \
 	} while (0)
 

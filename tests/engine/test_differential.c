@@ -44,8 +44,16 @@
 #define NDEAD 64
 #define HIST 12
 
-enum rstate { R_MISS, R_POS, R_NEGMISS };
-enum cstate { C_NO, C_YES, C_MAYBE };
+enum rstate {
+	R_MISS,
+	R_POS,
+	R_NEGMISS
+};
+enum cstate {
+	C_NO,
+	C_YES,
+	C_MAYBE
+};
 
 struct rkey {
 	enum rstate s;
@@ -58,8 +66,8 @@ struct diff {
 	uint64_t seed;
 	bool keep; /* UDC_CFG_KEEP_UNLINKED */
 	udc_ino slot_ino[NSLOTS];
-	struct rkey root[NSLOTS];         /* (root, "dS") */
-	struct rkey key[NSLOTS][NNAMES];  /* (slot_ino[S], name N) */
+	struct rkey root[NSLOTS];	 /* (root, "dS") */
+	struct rkey key[NSLOTS][NNAMES]; /* (slot_ino[S], name N) */
 	enum cstate complete[NSLOTS];
 	udc_ino dead[NDEAD];
 	int ndead;
@@ -186,25 +194,27 @@ static void check_key(struct diff *d, int s, int n)
 			      "type %u cookie %llx",
 			      what, s, n < 0 ? nm : nm_print(n), (unsigned long long)k->a.ino,
 			      k->a.type, (unsigned long long)k->a.cookie,
-			      (unsigned long long)got.ino, got.type, (unsigned long long)got.cookie);
+			      (unsigned long long)got.ino, got.type,
+			      (unsigned long long)got.cookie);
 		break;
 	case R_MISS:
 		if (sp || c == C_NO) {
 			if (r != UDC_MISS)
-				dfail(d, "%s (slot %d, %s): want MISS, got %s (store %s, complete %d)",
+				dfail(d,
+				      "%s (slot %d, %s): want MISS, got %s (store %s, complete %d)",
 				      what, s, n < 0 ? nm : nm_print(n), tc_res_str(r),
 				      sp ? "has it" : "lacks it", c);
 		} else if (c == C_YES && r != UDC_NEGATIVE) {
-			dfail(d, "%s (slot %d, %s) in a complete dir: want NEGATIVE, got %s", what, s,
-			      nm_print(n), tc_res_str(r));
+			dfail(d, "%s (slot %d, %s) in a complete dir: want NEGATIVE, got %s", what,
+			      s, nm_print(n), tc_res_str(r));
 		}
 		break;
 	case R_NEGMISS:
 		if (sp)
 			dfail(d, "reference broken: NEGMISS for a name the store has");
 		if (c == C_YES && r != UDC_NEGATIVE)
-			dfail(d, "%s (slot %d, %s) in a complete dir: want NEGATIVE, got %s", what, s,
-			      nm_print(n), tc_res_str(r));
+			dfail(d, "%s (slot %d, %s) in a complete dir: want NEGATIVE, got %s", what,
+			      s, nm_print(n), tc_res_str(r));
 		if (r == UDC_POSITIVE)
 			dfail(d, "%s (slot %d, %s): want NEGATIVE or MISS, got POSITIVE", what, s,
 			      n < 0 ? nm : nm_print(n));
@@ -233,8 +243,8 @@ static void do_resolve(struct diff *d, int s, int n)
 	delta = model_lookup_calls(d->env.m) - calls;
 	if (sp) {
 		if (r != 0)
-			dfail(d, "resolve: want 0 (ino %llu), got %s", (unsigned long long)st_attr.ino,
-			      tc_res_str(r));
+			dfail(d, "resolve: want 0 (ino %llu), got %s",
+			      (unsigned long long)st_attr.ino, tc_res_str(r));
 		if (!tc_attr_eq(&got, &st_attr))
 			dfail(d, "resolve: want ino %llu cookie %llx, got ino %llu cookie %llx",
 			      (unsigned long long)st_attr.ino, (unsigned long long)st_attr.cookie,
@@ -286,7 +296,8 @@ static void do_add_negative(struct diff *d, int s, int n)
 	set_op(d, "unlink+add_negative(slot %d ino %llu, %s)", s, (unsigned long long)dir,
 	       nm_print(n));
 	model_del(d->env.m, dir, names[n], name_len[n]);
-	r = udc_add_negative(d->env.c, dir, names[n], name_len[n], (uint32_t)prng_below(&d->rng, 4));
+	r = udc_add_negative(d->env.c, dir, names[n], name_len[n],
+			     (uint32_t)prng_below(&d->rng, 4));
 	if (r != 0)
 		dfail(d, "udc_add_negative = %s", tc_res_str(r));
 	d->key[s][n].s = R_NEGMISS;
@@ -385,8 +396,8 @@ static void do_rmdir(struct diff *d, int s)
 	struct udc_attr a;
 	int r;
 
-	set_op(d, "rmdir(root, %s, %llu) + mkdir (ino %llu)", slot_name[s],
-	       (unsigned long long)arg, (unsigned long long)d->next_ino);
+	set_op(d, "rmdir(root, %s, %llu) + mkdir (ino %llu)", slot_name[s], (unsigned long long)arg,
+	       (unsigned long long)d->next_ino);
 	model_lock(d->env.m);
 	model_clear_dir_locked(d->env.m, old);
 	model_del_locked(d->env.m, TC_ROOT, slot_name[s], strlen(slot_name[s]));
@@ -561,8 +572,9 @@ static void run_differential(bool keep, const char *what)
 		d.slot_ino[s] = a.ino;
 		model_set(d.env.m, TC_ROOT, slot_name[s], strlen(slot_name[s]), &a);
 		if (s % 2 == 0) {
-			cr_assert_eq(udc_add(d.env.c, TC_ROOT, slot_name[s], strlen(slot_name[s]), &a),
-				     0);
+			cr_assert_eq(
+				udc_add(d.env.c, TC_ROOT, slot_name[s], strlen(slot_name[s]), &a),
+				0);
 			d.root[s].s = R_POS;
 			d.root[s].a = a;
 		}

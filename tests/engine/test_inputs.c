@@ -115,7 +115,8 @@ static void check_snap(const struct snap *before, const char *what)
 	cr_assert_eq(now.r_dotdot, before->r_dotdot, "%s: (d, \"..\") went from %s to %s", what,
 		     tc_res_str(before->r_dotdot), tc_res_str(now.r_dotdot));
 	if (now.r_dotdot == UDC_POSITIVE)
-		cr_assert_eq(now.a_dotdot.ino, before->a_dotdot.ino, "%s: parent of d changed", what);
+		cr_assert_eq(now.a_dotdot.ino, before->a_dotdot.ino, "%s: parent of d changed",
+			     what);
 	cr_assert_eq(now.nr_positive, before->nr_positive, "%s: nr_positive %llu -> %llu", what,
 		     (unsigned long long)before->nr_positive, (unsigned long long)now.nr_positive);
 	cr_assert_eq(now.nr_negative, before->nr_negative, "%s: nr_negative %llu -> %llu", what,
@@ -196,10 +197,11 @@ Test(inputs, bad_names_lookup_resolve)
 		cr_expect_eq(r, v[i].err, "udc_lookup(%s) = %s, want %s", v[i].what, tc_res_str(r),
 			     tc_res_str(v[i].err));
 		r = udc_lookup(env.c, D_INO, v[i].name, v[i].len, NULL);
-		cr_expect_eq(r, v[i].err, "udc_lookup(%s, out NULL) = %s", v[i].what, tc_res_str(r));
+		cr_expect_eq(r, v[i].err, "udc_lookup(%s, out NULL) = %s", v[i].what,
+			     tc_res_str(r));
 		r = udc_resolve(env.c, D_INO, v[i].name, v[i].len, &env.call, &a);
-		cr_expect_eq(r, v[i].err, "udc_resolve(%s) = %s, want %s", v[i].what,
-			     tc_res_str(r), tc_res_str(v[i].err));
+		cr_expect_eq(r, v[i].err, "udc_resolve(%s) = %s, want %s", v[i].what, tc_res_str(r),
+			     tc_res_str(v[i].err));
 		r = udc_resolve(env.c, D_INO, v[i].name, v[i].len, NULL, NULL);
 		cr_expect_eq(r, v[i].err, "udc_resolve(%s, NULL call) = %s", v[i].what,
 			     tc_res_str(r));
@@ -414,14 +416,10 @@ Test(inputs, create_bad_config)
 		const char *what;
 		struct udc_config cfg;
 	} bad[] = {
-		{ "size 0", cfg },
-		{ "size - 1", cfg },
-		{ "size + 8", cfg },
-		{ "size 1", cfg },
-		{ "root NONE", cfg },
-		{ "flag 0x4", cfg },
-		{ "flag 0x80000000", cfg },
-		{ "backend without lookup", cfg },
+		{ "size 0", cfg },	    { "size - 1", cfg },
+		{ "size + 8", cfg },	    { "size 1", cfg },
+		{ "root NONE", cfg },	    { "flag 0x4", cfg },
+		{ "flag 0x80000000", cfg }, { "backend without lookup", cfg },
 	};
 	bad[0].cfg.size = 0;
 	bad[1].cfg.size = sizeof(struct udc_config) - 1;

@@ -45,8 +45,7 @@ static void teardown(void)
 }
 
 /* Assert (dir, name) is POSITIVE with exactly *want. */
-static void expect_pos(udc_ino dir, const char *name, const struct udc_attr *want,
-		       const char *when)
+static void expect_pos(udc_ino dir, const char *name, const struct udc_attr *want, const char *when)
 {
 	struct udc_attr got;
 	int r = tc_lookup(env.c, dir, name, &got);
@@ -139,8 +138,10 @@ Test(semantics, add_negative)
 	cr_assert_eq(tc_add_neg(env.c, D_INO, "n"), 0);
 	r = tc_lookup(env.c, D_INO, "n", NULL);
 	cr_assert_neq(r, UDC_POSITIVE);
-	cr_expect_eq(r, UDC_NEGATIVE, "add_negative then lookup = %s (MISS is allowed, but this "
-				     "engine keeps negatives)", tc_res_str(r));
+	cr_expect_eq(r, UDC_NEGATIVE,
+		     "add_negative then lookup = %s (MISS is allowed, but this "
+		     "engine keeps negatives)",
+		     tc_res_str(r));
 	st2 = tc_stats(env.c);
 	if (r == UDC_NEGATIVE)
 		cr_expect_eq(st2.nr_negative, st.nr_negative + 1);
@@ -580,8 +581,9 @@ Test(semantics, resolve_caches_answers)
 	cr_expect_eq(r, UDC_NEGATIVE, "the negative answer was not cached: %s", tc_res_str(r));
 	r = tc_resolve(&env, D_INO, "absent", NULL);
 	cr_assert_eq(r, -ENOENT);
-	cr_expect_eq(model_lookup_calls(env.m), 2, "second resolve of a negative called the "
-						   "backend");
+	cr_expect_eq(model_lookup_calls(env.m), 2,
+		     "second resolve of a negative called the "
+		     "backend");
 	/* ctx goes to the backend as is. */
 	cr_assert_eq(model_last_ctx(env.m), env.m);
 }
@@ -772,9 +774,9 @@ Test(semantics, version)
 
 Test(semantics, names_compared_exactly)
 {
-	const char *names[] = { "abc", "ABC", "Abc", "abC", "abc ", " abc", "ab", "abcd",
-				"\xc3\xa9", "e\xcc\x81", "\x80", "\xff", "\xff\xfe", "a\x01",
-				"a\x7f", "A", "a" };
+	const char *names[] = { "abc",	    "ABC",   "Abc",	 "abC",	      "abc ", " abc",
+				"ab",	    "abcd",  "\xc3\xa9", "e\xcc\x81", "\x80", "\xff",
+				"\xff\xfe", "a\x01", "a\x7f",	 "A",	      "a" };
 	const size_t n = sizeof(names) / sizeof(names[0]);
 	char long_a[255], long_b[255];
 
@@ -821,8 +823,8 @@ Test(semantics, many_names_many_dirs)
 		}
 	for (udc_ino d = 100; d < 132; d++)
 		for (int i = 0; i < 300; i++) {
-			struct udc_attr want = tc_attr(d * 1000 + (udc_ino)i, UDC_TYPE_REG,
-						       d ^ (udc_ino)i);
+			struct udc_attr want =
+				tc_attr(d * 1000 + (udc_ino)i, UDC_TYPE_REG, d ^ (udc_ino)i);
 
 			snprintf(nm, sizeof(nm), "n%d", i);
 			expect_pos(d, nm, &want, "9600 names");
@@ -892,8 +894,8 @@ Test(semantics, memory_limit_respected, .timeout = 60)
 		st = tc_stats(c);
 		cr_assert_leq(st.bytes_used, st.bytes_limit + slack,
 			      "after add #%d: bytes_used %llu > limit %llu + %llu", i,
-			      (unsigned long long)st.bytes_used,
-			      (unsigned long long)st.bytes_limit, (unsigned long long)slack);
+			      (unsigned long long)st.bytes_used, (unsigned long long)st.bytes_limit,
+			      (unsigned long long)slack);
 		if (st.evictions > 0 && first_eviction < 0)
 			first_eviction = i;
 		if (first_eviction >= 0 && i >= first_eviction + 20000)

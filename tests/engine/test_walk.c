@@ -112,8 +112,7 @@ TestSuite(walk, .init = setup, .fini = teardown, .timeout = 30);
 TestSuite(walk_nolink, .init = setup_nolink, .fini = teardown, .timeout = 30);
 
 /* Walk @path from @start and check the result: @want_ino when @want_err is 0. */
-static void walk_is(udc_ino start, const char *path, unsigned flags, int want_err,
-		    udc_ino want_ino)
+static void walk_is(udc_ino start, const char *path, unsigned flags, int want_err, udc_ino want_ino)
 {
 	struct udc_attr got;
 	int r;
@@ -223,13 +222,13 @@ Test(walk, enoent)
 
 Test(walk, symlinks_in_the_middle)
 {
-	walk_is(TC_ROOT, "/ld/b/c", 0, 0, 4);            /* relative target */
-	walk_is(TC_ROOT, "/a/labs/c", 0, 0, 4);          /* absolute target */
-	walk_is(TC_ROOT, "/a/ldot/f", 0, 0, 5);          /* "." target */
-	walk_is(TC_ROOT, "/ld/ldot/labs/c", 0, 0, 4);    /* several */
-	walk_is(TC_ROOT, "/ld/../x/y", 0, 0, 10);        /* ".." after a link */
-	walk_is(TC_ROOT, "/x/la/../f", 0, 0, 5);         /* ".." of the target's dir */
-	walk_is(9, "la/c", 0, 0, 4);                     /* relative walk, absolute link */
+	walk_is(TC_ROOT, "/ld/b/c", 0, 0, 4);	      /* relative target */
+	walk_is(TC_ROOT, "/a/labs/c", 0, 0, 4);	      /* absolute target */
+	walk_is(TC_ROOT, "/a/ldot/f", 0, 0, 5);	      /* "." target */
+	walk_is(TC_ROOT, "/ld/ldot/labs/c", 0, 0, 4); /* several */
+	walk_is(TC_ROOT, "/ld/../x/y", 0, 0, 10);     /* ".." after a link */
+	walk_is(TC_ROOT, "/x/la/../f", 0, 0, 5);      /* ".." of the target's dir */
+	walk_is(9, "la/c", 0, 0, 4);		      /* relative walk, absolute link */
 	walk_is(TC_ROOT, "ld/b", 0, 0, 3);
 }
 
@@ -371,8 +370,8 @@ Test(walk, spliced_path_too_long)
 		memcpy(path + n, "./", 2);
 	path[n++] = 'f';
 	r = udc_walk(env.c, TC_ROOT, path, n, 0, &env.call, NULL);
-	cr_assert_eq(r, -ENAMETOOLONG, "a %zu-byte path with a 3001-byte link spliced in: %s",
-		     n, tc_res_str(r));
+	cr_assert_eq(r, -ENAMETOOLONG, "a %zu-byte path with a 3001-byte link spliced in: %s", n,
+		     tc_res_str(r));
 	free(target);
 	free(path);
 }
