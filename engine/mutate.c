@@ -501,19 +501,27 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	ck_sequence_write_begin(&c->rename_seq);
 	stripes_lock(o.s, n.s);
 
+	/*
+	 * One snapshot: the new name's generation is read before the old
+	 * attr, so that if an invalidation of ndir lands after the attr was
+	 * read, the new entry is stale (the rename is ordered before it).
+	 */
+	uint32_t ngen = atomic_load_explicit(&n.d->gen, memory_order_acquire);
 	bool known = cached_attr_locked(c, o.hash, &o.k, &was) &&
 		     (moved == UDC_INO_NONE || moved == was.ino);
 	if (!cached_attr_locked(c, n.hash, &n.k, &target))
 		target.ino = UDC_INO_NONE;
 
-	op_unlink_locked(c, &o, neg, &was);
+	struct udc_attr unlinked;
+	op_unlink_locked(c, &o, neg, &unlinked);
 	inflight_mark_stale_locked(n.s, n.hash, &n.k);
 	if (known) {
 		struct udc_pos *p = entry_pos(pos);
 		p->ino = was.ino;
 		p->e.type = was.type & 0x3f;
 		p->cookie = was.cookie;
-		op_publish_locked(c, &n, pos);
+		pos->gen = ngen;
+		entry_publish_locked(c, pos, n.hash, &n.k);
 		pos = NULL;
 		if (was.type == UDC_TYPE_DIR && !moved_dir)
 			moved_dir = dir_lookup(c, was.ino);
