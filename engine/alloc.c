@@ -176,7 +176,12 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 		b = mem_alloc(c, sizeof(*b));
 		if (!b) {
 			udc_spin_unlock(&c->free_lock);
-			/* No memory for a batch: wait for readers here instead. */
+			/*
+			 * No memory for a batch: wait for readers here instead.
+			 * Callers free outside read-side sections (mutate.c's
+			 * Locking), so this cannot wait on ourselves.
+			 */
+			udc_assert(!rcu_read_ongoing());
 			synchronize_rcu();
 			entry_free_now(c, e);
 			return;

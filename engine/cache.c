@@ -151,13 +151,28 @@ void udc_destroy(udc_cache *c)
 		return;
 	thread_enter();
 	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
+	/*
+	 * Unpublish everything in one pass, chaining the entries through
+	 * their (no longer needed) dir pointer, and free them after one grace
+	 * period: no allocation, and no wait inside the read-side section.
+	 */
+	struct udc_entry *dead = NULL;
 	rcu_read_lock();
 	table_for_each(c->names, &it, n) {
 		e = entry_of(n);
-		if (cds_lfht_del(c->names, &e->node) == 0)
-			entry_unlink_locked(c, e);   /* alone: every lock is ours */
+		if (cds_lfht_del(c->names, &e->node) == 0) {
+			entry_detach(c, e);   /* alone: every lock is ours */
+			e->dir = (struct udc_dir *)dead;
+			dead = e;
+		}
 	}
 	rcu_read_unlock();
+	synchronize_rcu();
+	while (dead) {
+		e = dead;
+		dead = (struct udc_entry *)e->dir;
+		entry_free_now(c, e);
+	}
 	entry_free_flush(c);
 	rcu_barrier();   /* every deferred free has run */
 	dir_free_all(c);

@@ -316,6 +316,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 /* Drop what is cached for k; return the dropped entry's accounted size, 0 if none. */
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k);
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
+void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
 void reclaim_inline(struct udc_cache *c);   /* engine/reclaim.c */
 
 /* ---- engine/cache.c ---- */

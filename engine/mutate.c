@@ -69,8 +69,8 @@ struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const str
 	return NULL;
 }
 
-/* e was just taken out of the table (replaced or deleted). */
-void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
+/* e was just taken out of the table: off its children list, uncounted. */
+void entry_detach(struct udc_cache *c, struct udc_entry *e)
 {
 	struct thread_stats *ts = thread_stats(c);
 	struct udc_dir *d = e->dir;
@@ -87,6 +87,13 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
 	}
 	/* relaxed: a size estimate for accounting */
 	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
+}
+
+/* e was just taken out of the table (replaced or deleted): detach, free
+ * after a grace period.  Outside any read-side section (see Locking). */
+void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
+{
+	entry_detach(c, e);
 	entry_free_deferred(c, e);
 }
 
