@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/compact.c - isolation, iteration, relocation and compaction.
+ *
+ * Owns: taking partial pages out of circulation for the owner
+ * (slab_page_isolate / slab_page_putback), walking an isolated page's
+ * objects, moving one object (slab_relocate), and compaction of sparse
+ * pages (slab_compact).
+ *
+ * An isolated page is in no list but cls->pages, so no thread allocates
+ * from it; frees into it only push on its remote list (slab never writes
+ * or poisons an object until the slot is collected), so an owner callback
+ * may read any slot the walk hands it, even one being freed concurrently.
+ *
+ * Locking:
+ *   cls->lock is held to isolate, to snapshot a page's free slots and to
+ *   put it back; never across an owner callback (the callback allocates,
+ *   which may take the class lock).
+ *
+ * Ordering:
+ *   Relocation: the owner's callback republishes the new copy (its own
+ *   release store or cds_lfht_replace) before slab_free_rcu(old); readers
+ *   that still hold the old copy keep it until their read-side section
+ *   ends (call_rcu).  The counters are relaxed (stats only).
+ *
+ * Limitations: the candidates of a compaction are found by a scan of the
+ * class's pages under its lock (O(pages) per isolated page); bins by
+ * occupancy would make it O(1).
+ */
+#include "slab/internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+unsigned slab_page_class(const struct slab_page *p)
+{
+	return p->cls->index;
+}
+
+uint64_t slab_page_age(const struct slab_page *p)
+{
+	return p->age;
+}
+
+struct slab_page *slab_page_of(const void *obj)
+{
+	return slab_page_hdr(obj);
+}
+
+/* Isolate PARTIAL page @p, cls->lock held. */
+static void isolate_locked(struct slab_page *p)
+{
+	cds_list_del(&p->plink);
+	p->state = SLAB_ISOLATED;
+	slab_page_collect(p);
+}
+
+struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_age)
+{
+	struct slab_class *c = &s->cls[cls];
+	struct slab_page *p, *found = NULL;
+
+	slab_assert(cls < s->nr_classes);
+	pthread_mutex_lock(&c->lock);
+	cds_list_for_each_entry(p, &c->pages, link) {
+		if (p->state == SLAB_PARTIAL && p->age >= min_age) {
+			isolate_locked(p);
+			found = p;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return found;
+}
+
+void slab_page_putback(struct slab *s, struct slab_page *p)
+{
+	struct slab_class *c = p->cls;
+
+	(void)s;
+	pthread_mutex_lock(&c->lock);
+	slab_assert(p->state == SLAB_ISOLATED);
+	slab_page_collect(p);
+#if UDC_DEBUG >= 3
+	char why[200];
+	if (slab_page_check(p, false, why, sizeof(why)))
+		slab_panic("slab_page_putback: %s", why);
+#endif
+	if (atomic_load_explicit(&p->used, memory_order_relaxed) == 0) {
+		slab_page_release_locked(p);
+	} else {
+		p->state = SLAB_PARTIAL;
+		cds_list_add_tail(&p->plink, &c->partial);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * The slots of isolated @p that are not on a free list now: a bitmap
+ * (1 = visit) and the bump bound.
+ */
+static uint32_t page_snapshot(struct slab_page *p, uint64_t *visit)
+{
+	struct slab_class *c = p->cls;
+	uint32_t bump;
+
+	pthread_mutex_lock(&c->lock);
+	slab_assert(p->state == SLAB_ISOLATED);
+	slab_page_collect(p);
+	bump = p->bump;
+	memset(visit, 0, SLAB_MAX_SLOTS / 8);
+	for (uint32_t i = 0; i < bump; i++)
+		visit[i / 64] |= 1ull << (i % 64);
+	for (uint32_t i = p->local; i != SLAB_NIL;) {
+		visit[i / 64] &= ~(1ull << (i % 64));
+		uint16_t n = p->next[i];
+		i = n == UINT16_MAX ? SLAB_NIL : n;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return bump;
+}
+
+size_t slab_page_for_each(struct slab *s, struct slab_page *p, void (*fn)(void *arg, void *obj),
+			  void *arg)
+{
+	uint64_t visit[SLAB_MAX_SLOTS / 64];
+	uint32_t bump = page_snapshot(p, visit);
+	size_t n = 0;
+
+	(void)s;
+	for (uint32_t i = 0; i < bump; i++) {
+		if (visit[i / 64] & (1ull << (i % 64))) {
+			fn(arg, slab_page_slot(p, i));
+			n++;
+		}
+	}
+	return n;
+}
+
+int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg)
+{
+	struct slab_page *p = slab_page_hdr(obj);
+	void *dst = slab_alloc(s, p->cls->index);
+
+	if (!dst)
+		return -ENOMEM;
+	enum slab_verdict v = move(arg, obj, dst);
+	switch (v) {
+	case SLAB_MOVED:
+		slab_free_rcu(s, obj);
+		atomic_fetch_add_explicit(&s->relocated, 1, memory_order_relaxed);
+		break;
+	case SLAB_EVICTED:
+		slab_free_now(s, dst);
+		slab_free_rcu(s, obj);
+		atomic_fetch_add_explicit(&s->evicted, 1, memory_order_relaxed);
+		break;
+	case SLAB_KEPT:
+		slab_free_now(s, dst);
+		break;
+	default:
+		slab_panic("slab_relocate: bad verdict %d", (int)v);
+	}
+	return (int)v;
+}
+
+/*
+ * The oldest sparse PARTIAL page of @c of age >= @min_age, isolated, or
+ * NULL: occupancy below half and at most the average of the class's
+ * non-open pages.
+ */
+static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_age)
+{
+	struct slab_page *p, *found = NULL;
+	uint64_t live = 0, cap = 0;
+
+	pthread_mutex_lock(&c->lock);
+	cds_list_for_each_entry(p, &c->pages, link) {
+		if (p->state == SLAB_OPEN)
+			continue;
+		live += slab_page_live(p);
+		cap += p->capacity;
+	}
+	cds_list_for_each_entry(p, &c->pages, link) {
+		if (p->state != SLAB_PARTIAL || p->age < min_age)
+			continue;
+		uint64_t l = slab_page_live(p);
+		/* l/capacity < 1/2 and l/capacity <= live/cap */
+		if (2 * l < p->capacity && l * cap <= live * p->capacity) {
+			isolate_locked(p);
+			found = p;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return found;
+}
+
+size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn move, void *arg)
+{
+	uint64_t visit[SLAB_MAX_SLOTS / 64];
+	size_t done = 0;
+
+	slab_assert(cls < s->nr_classes);
+	bool nested = slab_tls_compacting;
+	slab_tls_compacting = true;
+	uint64_t min_age = 0;
+	while (done < budget) {
+		/* Pages evacuated by this call keep their old copies until a
+		 * grace period: do not visit them again (ages only grow). */
+		struct slab_page *p = isolate_sparse(&s->cls[cls], min_age);
+		if (!p)
+			break;
+		min_age = p->age + 1;
+		uint32_t bump = page_snapshot(p, visit);
+		for (uint32_t i = 0; i < bump && done < budget; i++) {
+			if (!(visit[i / 64] & (1ull << (i % 64))))
+				continue;
+			done++;
+			if (slab_relocate(s, slab_page_slot(p, i), move, arg) < 0)
+				break; /* out of memory: the page stays as it is */
+		}
+		slab_page_putback(s, p);
+	}
+	slab_tls_compacting = nested;
+	/* The old copies go through their grace period now, not at the next
+	 * SLAB_BATCH frees of this thread. */
+	slab_rcu_flush(s);
+	return done;
+}

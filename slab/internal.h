@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/internal.h - the slab's private types, in one place.
+ *
+ * Glossary
+ *   page      SLAB_PAGE_SIZE bytes aligned to SLAB_PAGE_SIZE: a header
+ *             (struct slab_page), the next-index array, then the slots.
+ *   slot      one object's place in a page, by index 0..capacity-1.
+ *   bump      slots >= bump were never handed out (no list holds them).
+ *   local     the page's local free list: pushed and popped by the page's
+ *             owner thread (OPEN), or under the class lock (otherwise).
+ *   remote    the page's remote free list: pushed lock-free by any thread,
+ *             taken whole (atomic exchange) by whoever may touch local.
+ *   used      slots handed out and not back on local (remote ones count).
+ *   state     OPEN (one thread's open page), PARTIAL (on the class's
+ *             partial list, anyone may acquire it), ISOLATED (taken by
+ *             slab_page_isolate), DEAD (empty, waiting for a grace period).
+ *
+ * Free-list links are slot indexes kept in the header's next[] array, not
+ * in the objects: slab never writes into an object, which is what lets an
+ * owner read an object of an isolated page while it is being freed.
+ *
+ * Invariants (checked by slab_check() and, for isolated pages,
+ * slab_page_check() at UDC_DEBUG >= 3):
+ *   |local| + (capacity - bump) + used == capacity
+ *   |remote| == remote_n                         (when no free is running)
+ *   live == used - remote_n                      (objects not yet freed)
+ *   no slot is twice on local + remote, and all are < bump
+ *   state == PARTIAL  <=>  page on cls->partial
+ *   state != DEAD     <=>  page on cls->pages (ages increase along it)
+ *   state == OPEN     <=>  owner != NULL
+ *   cls->nr_pages == |cls->pages|
+ *   s->nr_pages == sum cls->nr_pages + s->nr_retained + s->nr_pending
+ */
+#ifndef UDC_SLAB_INTERNAL_H
+#define UDC_SLAB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define _LGPL_SOURCE /* inline read-side fast paths */
+#define URCU_API_MAP /* the flavor-neutral names: rcu_read_lock, call_rcu... */
+#include <urcu/urcu-memb.h>
+#include <urcu/list.h>
+
+#include "slab/slab.h"
+
+#ifndef UDC_DEBUG
+#define UDC_DEBUG 0
+#endif
+
+#define slab_panic(...)                                                  \
+	do {                                                             \
+		fprintf(stderr, "udcache: %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__);                            \
+		fputc('\n', stderr);                                     \
+		abort();                                                 \
+	} while (0)
+
+#define slab_assert_tier(tier, cond)                               \
+	do {                                                       \
+		if (UDC_DEBUG >= (tier) && !(cond))                \
+			slab_panic("assertion failed: %s", #cond); \
+	} while (0)
+#define slab_assert(cond) slab_assert_tier(1, cond)
+#define slab_assert_internal(cond) slab_assert_tier(2, cond)
+#define slab_assert_expensive(cond) slab_assert_tier(3, cond)
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SLAB_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define SLAB_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#define SLAB_LIBC_PAGES 1
+#else
+#define SLAB_POISON(p, n) ((void)(p), (void)(n))
+#define SLAB_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SLAB_LIBC_PAGES 1
+#endif
+
+#define SLAB_NIL UINT32_MAX  /* end of a free list */
+#define SLAB_MAX_SLOTS 1024  /* 64 KiB / 64 bytes: fits next[] in uint16 */
+#define SLAB_TLS_WAYS 8	     /* slabs a thread uses at once without eviction */
+#define SLAB_BATCH 62	     /* objects per RCU free batch */
+#define SLAB_PARTIAL_SCAN 32 /* partial pages looked at per refill */
+
+enum slab_page_state {
+	SLAB_OPEN = 1,
+	SLAB_PARTIAL,
+	SLAB_ISOLATED,
+	SLAB_DEAD,
+};
+
+struct slab_class;
+
+/*
+ * struct slab_page - the header at the start of every page.
+ *
+ * The first line is the owner's (allocation path), the second is written
+ * by remote frees, the rest is under the class lock.  The lines are padded
+ * by hand, not with aligned(64): the list iterators form a struct pointer
+ * from a list head, and UBSan rejects it if the type asks 64-byte alignment.
+ */
+struct slab_page {
+	/* --- the owner's, or the class lock's when not OPEN --- */
+	uint32_t local;		/* head of the local free list */
+	uint32_t bump;		/* next never-used slot */
+	_Atomic uint32_t used;	/* relaxed: written by one side, read by stats */
+	uint32_t capacity;	/* immutable while the page is in a class */
+	uint32_t size;		/* object size; immutable likewise */
+	uint32_t offset;	/* first slot's offset from the page start */
+	struct slab_class *cls; /* immutable likewise */
+	_Atomic(void *) owner;	/* the OPEN owner's thread token, else NULL */
+	char pad1_[24];		/* to 64 bytes (explicit: see below) */
+
+	/* --- remote frees --- */
+	_Atomic uint32_t remote;  /* head of the remote list */
+	_Atomic int32_t remote_n; /* pushes counted after they land */
+	char pad2_[56];
+
+	/* --- under cls->lock --- */
+	uint32_t state;		    /* enum slab_page_state */
+	uint64_t age;		    /* allocation order in the slab */
+	struct cds_list_head link;  /* on cls->pages, by age */
+	struct cds_list_head plink; /* on cls->partial when PARTIAL */
+	struct rcu_head rcu;	    /* the release after a grace period */
+	struct slab *slab;
+
+	uint16_t next[]; /* free-list links by slot index */
+};
+
+_Static_assert(offsetof(struct slab_page, remote) == 64, "remote frees on their own line");
+_Static_assert(offsetof(struct slab_page, state) == 128, "locked fields on their own line");
+
+struct slab_class {
+	pthread_mutex_t lock;	      /* protects the lists and non-OPEN pages */
+	struct cds_list_head pages;   /* every non-DEAD page, oldest first */
+	struct cds_list_head partial; /* PARTIAL pages, retired order */
+	uint64_t nr_pages;	      /* |pages| (protected by lock) */
+	uint32_t size;
+	uint32_t capacity;
+	uint32_t offset;
+	unsigned index;
+	struct slab *slab;
+	char pad_[64]; /* keep classes' locks apart (see slab_page) */
+};
+
+/* A batch of objects freed together after one grace period. */
+struct slab_batch {
+	struct rcu_head rcu;
+	struct slab *slab;
+	unsigned n;
+	void *obj[SLAB_BATCH];
+};
+
+struct slab {
+	uint64_t id; /* unique in the process, never reused */
+	unsigned nr_classes;
+	size_t retained_max;
+
+	/* --- counters (relaxed; stats only) --- */
+	_Atomic uint64_t age_next;
+	_Atomic int64_t nr_pages;   /* pages held: classes + retained + pending */
+	_Atomic int64_t nr_pending; /* DEAD pages waiting for their grace period */
+	_Atomic int64_t meta_bytes;
+	_Atomic uint64_t pages_allocated;
+	_Atomic uint64_t pages_returned;
+	_Atomic uint64_t relocated;
+	_Atomic uint64_t evicted;
+
+	pthread_mutex_t retained_lock; /* protects retained, nr_retained */
+	struct cds_list_head retained; /* empty pages, linked through link */
+	int64_t nr_retained;
+
+	struct cds_list_head registry; /* on the global list of live slabs (registry_lock) */
+
+	struct slab_class cls[SLAB_MAX_CLASSES];
+};
+
+/* slab.c: true while this thread runs slab_compact (refill policy). */
+extern __thread bool slab_tls_compacting;
+
+/* The calling thread's identity for page ownership. */
+void *slab_thread_token(void);
+
+/* page.c */
+struct slab_page *slab_page_new(struct slab_class *c);
+void slab_page_release_locked(struct slab_page *p);
+uint32_t slab_page_collect(struct slab_page *p);
+void *slab_page_pop(struct slab_page *p);
+int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t n);
+void slab_page_free_mem(struct slab *s, struct slab_page *p);
+
+static inline struct slab_page *slab_page_hdr(const void *obj)
+{
+	return (struct slab_page *)((uintptr_t)obj & ~(uintptr_t)(SLAB_PAGE_SIZE - 1));
+}
+
+static inline uint32_t slab_page_index(const struct slab_page *p, const void *obj)
+{
+	return (uint32_t)(((uintptr_t)obj - (uintptr_t)p - p->offset) / p->size);
+}
+
+static inline void *slab_page_slot(const struct slab_page *p, uint32_t i)
+{
+	return (char *)p + p->offset + (size_t)i * p->size;
+}
+
+static inline uint32_t slab_page_live(const struct slab_page *p)
+{
+	int64_t v = (int64_t)atomic_load_explicit(&p->used, memory_order_relaxed) -
+		    atomic_load_explicit(&p->remote_n, memory_order_relaxed);
+	return v < 0 ? 0 : (uint32_t)v;
+}
+
+#endif

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/page.c - page memory and one page's free lists.
+ *
+ * Owns: taking pages from jemalloc (mallocx with MALLOCX_ALIGN(64 KiB)) or
+ * the retained cache, laying them out for a class, popping slots, taking a
+ * page's remote list into its local list (collect), releasing an empty
+ * page (DEAD, then after a grace period to the retained cache or back to
+ * jemalloc with dallocx), and the per-page validator.  In sanitizer builds
+ * pages come from posix_memalign and free slots are ASan-poisoned.
+ *
+ * Locking:
+ *   cls->lock protects cls->pages, cls->partial, nr_pages and every field
+ *   of a page that is not OPEN (local, bump, used, state).  An OPEN page's
+ *   local/bump/used belong to its owner thread, without a lock.
+ *   s->retained_lock (leaf) protects the retained list.  Order:
+ *   registry_lock (slab.c) -> cls->lock -> retained_lock.
+ *
+ * Ordering:
+ *   The remote list's pushes are release CASes (slab.c) and collect takes
+ *   the list with an acquire exchange: the collector sees the next[] links
+ *   each pusher wrote before its push.
+ *   A page is released with call_rcu: remote freers touch the page header
+ *   after their push inside rcu_read_lock, so the header stays valid (and
+ *   of the same class) until they are done.
+ *   collect lowers remote_n with release after lowering used: a remote
+ *   freer's acq_rel increment that follows sees the new used (slab.c (e)).
+ *   used and the slab's counters are otherwise relaxed: one writer at a
+ *   time, read for stats.
+ */
+#include "slab/internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <jemalloc/jemalloc.h>
+
+static void *page_mem_alloc(void)
+{
+#ifdef SLAB_LIBC_PAGES
+	void *p;
+
+	return posix_memalign(&p, SLAB_PAGE_SIZE, SLAB_PAGE_SIZE) ? NULL : p;
+#else
+	return mallocx(SLAB_PAGE_SIZE, MALLOCX_ALIGN(SLAB_PAGE_SIZE));
+#endif
+}
+
+/* Give a page's memory back to the page allocator. */
+void slab_page_free_mem(struct slab *s, struct slab_page *p)
+{
+	SLAB_UNPOISON(p, SLAB_PAGE_SIZE);
+#ifdef SLAB_LIBC_PAGES
+	free(p);
+#else
+	dallocx(p, MALLOCX_ALIGN(SLAB_PAGE_SIZE));
+#endif
+	atomic_fetch_sub_explicit(&s->nr_pages, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->pages_returned, 1, memory_order_relaxed);
+}
+
+static struct slab_page *page_take_retained(struct slab *s)
+{
+	struct slab_page *p = NULL;
+
+	pthread_mutex_lock(&s->retained_lock);
+	if (!cds_list_empty(&s->retained)) {
+		p = cds_list_first_entry(&s->retained, struct slab_page, link);
+		cds_list_del(&p->link);
+		s->nr_retained--;
+	}
+	pthread_mutex_unlock(&s->retained_lock);
+	return p;
+}
+
+/*
+ * A new OPEN page of class @c owned by the calling thread, on c->pages.
+ * NULL when out of memory.
+ */
+struct slab_page *slab_page_new(struct slab_class *c)
+{
+	struct slab *s = c->slab;
+	struct slab_page *p = page_take_retained(s);
+
+	if (!p) {
+		p = page_mem_alloc();
+		if (!p)
+			return NULL;
+		atomic_fetch_add_explicit(&s->nr_pages, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->pages_allocated, 1, memory_order_relaxed);
+	}
+	/* A retained page may have been of another class: its old poisoned
+	 * slots may overlap this class's next[] array. */
+	SLAB_UNPOISON(p, SLAB_PAGE_SIZE);
+	memset(p, 0, sizeof(*p));
+	p->local = SLAB_NIL;
+	p->bump = 0;
+	atomic_init(&p->used, 0);
+	p->capacity = c->capacity;
+	p->size = c->size;
+	p->offset = c->offset;
+	p->cls = c;
+	p->slab = s;
+	atomic_init(&p->remote, SLAB_NIL);
+	atomic_init(&p->remote_n, 0);
+	atomic_init(&p->owner, slab_thread_token());
+	p->state = SLAB_OPEN;
+	SLAB_POISON((char *)p + p->offset, (size_t)p->capacity * p->size);
+
+	pthread_mutex_lock(&c->lock);
+	p->age = atomic_fetch_add_explicit(&s->age_next, 1, memory_order_relaxed);
+	cds_list_add_tail(&p->link, &c->pages);
+	c->nr_pages++;
+	pthread_mutex_unlock(&c->lock);
+	return p;
+}
+
+/* Pop a slot: called by the owner of an OPEN page or under cls->lock. */
+void *slab_page_pop(struct slab_page *p)
+{
+	uint32_t i = p->local;
+
+	if (i != SLAB_NIL) {
+		uint16_t n = p->next[i];
+		p->local = n == UINT16_MAX ? SLAB_NIL : n;
+	} else if (p->bump < p->capacity) {
+		i = p->bump++;
+	} else {
+		return NULL;
+	}
+	atomic_store_explicit(&p->used, atomic_load_explicit(&p->used, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	void *obj = slab_page_slot(p, i);
+	SLAB_UNPOISON(obj, p->size);
+	return obj;
+}
+
+/*
+ * Move the remote list onto the local list (owner of an OPEN page, or under
+ * cls->lock).  Returns the number of slots taken.  The taken slots are
+ * poisoned here, not by their freers: see slab_page_isolate() in slab.h.
+ */
+uint32_t slab_page_collect(struct slab_page *p)
+{
+	if (atomic_load_explicit(&p->remote, memory_order_relaxed) == SLAB_NIL)
+		return 0;
+	/* acquire: pairs with the pushers' release CAS (their next[] links) */
+	uint32_t head = atomic_exchange_explicit(&p->remote, SLAB_NIL, memory_order_acquire);
+	uint32_t k = 0, tail = head;
+
+	for (uint32_t i = head; i != SLAB_NIL;) {
+		SLAB_POISON(slab_page_slot(p, i), p->size);
+		k++;
+		tail = i;
+		uint16_t n = p->next[i];
+		i = n == UINT16_MAX ? SLAB_NIL : n;
+	}
+	if (!k)
+		return 0;
+	p->next[tail] = p->local == SLAB_NIL ? UINT16_MAX : (uint16_t)p->local;
+	p->local = head;
+	atomic_store_explicit(&p->used, atomic_load_explicit(&p->used, memory_order_relaxed) - k,
+			      memory_order_relaxed);
+	/* release: the used store above is seen by the freer whose increment
+	 * follows (slab.c, ordering (e)) */
+	atomic_fetch_sub_explicit(&p->remote_n, (int32_t)k, memory_order_release);
+	return k;
+}
+
+static void page_free_rcu(struct rcu_head *head)
+{
+	struct slab_page *p = caa_container_of(head, struct slab_page, rcu);
+	struct slab *s = p->slab;
+
+	atomic_fetch_sub_explicit(&s->nr_pending, 1, memory_order_relaxed);
+	pthread_mutex_lock(&s->retained_lock);
+	if ((size_t)s->nr_retained < s->retained_max) {
+		cds_list_add(&p->link, &s->retained);
+		s->nr_retained++;
+		p = NULL;
+	}
+	pthread_mutex_unlock(&s->retained_lock);
+	if (p)
+		slab_page_free_mem(s, p);
+}
+
+/*
+ * Release an empty page (used == 0 after a collect), PARTIAL or ISOLATED,
+ * with its cls->lock held: DEAD now, memory reused after a grace period.
+ */
+void slab_page_release_locked(struct slab_page *p)
+{
+	struct slab *s = p->slab;
+
+	slab_assert_internal(atomic_load_explicit(&p->used, memory_order_relaxed) == 0);
+	if (p->state == SLAB_PARTIAL)
+		cds_list_del(&p->plink);
+	p->state = SLAB_DEAD;
+	cds_list_del(&p->link);
+	p->cls->nr_pages--;
+	atomic_fetch_add_explicit(&s->nr_pending, 1, memory_order_relaxed);
+	call_rcu(&p->rcu, page_free_rcu);
+}
+
+/*
+ * The page invariants (internal.h).  0, or -EUCLEAN with the reason in
+ * @why.  @quiescent: nobody frees into the page now, so the remote list
+ * is checked too; otherwise (an isolated page under cls->lock) only the
+ * local side, which the lock makes exact.
+ */
+int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t n)
+{
+	uint64_t seen[SLAB_MAX_SLOTS / 64] = { 0 };
+	uint32_t nlocal = 0, nremote = 0;
+
+#define FAIL(...)                              \
+	do {                                   \
+		snprintf(why, n, __VA_ARGS__); \
+		return -EUCLEAN;               \
+	} while (0)
+
+	if (p->capacity == 0 || p->capacity > SLAB_MAX_SLOTS || p->bump > p->capacity)
+		FAIL("page %p: capacity %u bump %u", (void *)p, p->capacity, p->bump);
+	if (p->offset + (size_t)p->capacity * p->size > SLAB_PAGE_SIZE)
+		FAIL("page %p: slots overflow the page", (void *)p);
+	for (int list = 0; list < (quiescent ? 2 : 1); list++) {
+		/* acquire: pairs with the pushers' release (their next[] links) */
+		uint32_t i =
+			list ? atomic_load_explicit(&p->remote, memory_order_acquire) : p->local;
+		while (i != SLAB_NIL) {
+			if (i >= p->bump)
+				FAIL("page %p: free slot %u >= bump %u", (void *)p, i, p->bump);
+			if (seen[i / 64] & (1ull << (i % 64)))
+				FAIL("page %p: slot %u twice on the free lists", (void *)p, i);
+			seen[i / 64] |= 1ull << (i % 64);
+			if (list)
+				nremote++;
+			else
+				nlocal++;
+			uint16_t nx = p->next[i];
+			i = nx == UINT16_MAX ? SLAB_NIL : nx;
+		}
+	}
+	uint32_t used = atomic_load_explicit(&p->used, memory_order_relaxed);
+	int32_t rn = atomic_load_explicit(&p->remote_n, memory_order_relaxed);
+	if (nlocal + (p->capacity - p->bump) + used != p->capacity)
+		FAIL("page %p: |local| %u + unused %u + used %u != capacity %u", (void *)p, nlocal,
+		     p->capacity - p->bump, used, p->capacity);
+	if (quiescent && (int32_t)nremote != rn)
+		FAIL("page %p: |remote| %u != remote_n %d", (void *)p, nremote, rn);
+	if (quiescent && (rn < 0 || (uint32_t)rn > used))
+		FAIL("page %p: remote_n %d > used %u", (void *)p, rn, used);
+	if ((p->state == SLAB_OPEN) !=
+	    (atomic_load_explicit(&p->owner, memory_order_relaxed) != NULL))
+		FAIL("page %p: state %u vs owner", (void *)p, p->state);
+	if (p->state < SLAB_OPEN || p->state > SLAB_ISOLATED)
+		FAIL("page %p: bad state %u in a class", (void *)p, p->state);
+#undef FAIL
+	return 0;
+}

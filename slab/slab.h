@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab/slab.h - a generic allocator of fixed-size objects in aligned pages.
+ *
+ * Knows nothing of names.  Objects of a few size classes live in 64 KiB
+ * pages aligned to 64 KiB; an object's page header is found by masking its
+ * address.  Each thread allocates from an open page of its own per class
+ * (no lock, no atomic in the common case).  Objects freed by their page's
+ * owner go on the page's local free list; objects freed by other threads
+ * on the page's lock-free remote list.  slab_free_rcu() frees after an RCU
+ * grace period, batched per thread (no rcu_head in the object).  Empty
+ * pages go back after a grace period: to a bounded retained cache, then to
+ * jemalloc.  For its owner, slab offers page isolation, iteration over an
+ * isolated page's objects, relocation and compaction of sparse pages.
+ *
+ * Calling context: every function except slab_create/slab_destroy must be
+ * called from a thread registered with urcu-memb (rcu_register_thread),
+ * outside or inside a read-side section unless told otherwise.
+ */
+#ifndef UDC_SLAB_H
+#define UDC_SLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SLAB_PAGE_SHIFT 16
+#define SLAB_PAGE_SIZE ((size_t)1 << SLAB_PAGE_SHIFT) /* 64 KiB, and aligned to it */
+#define SLAB_MAX_CLASSES 8
+#define SLAB_HIST_BUCKETS 10 /* occupancy deciles */
+
+struct slab;
+struct slab_page;
+
+struct slab_config {
+	/* Object sizes, increasing, multiples of 16, 16..4096.  nr_classes 0:
+	 * the default classes 64, 96, 128, 192, 256. */
+	unsigned nr_classes;
+	size_t class_size[SLAB_MAX_CLASSES];
+	/* Empty pages kept for reuse instead of being given back (0: none). */
+	size_t retained_max;
+};
+
+/*
+ * Statistics, declared once: X(name, meaning).  Per class and totals.
+ */
+#define SLAB_CLASS_STATS(X)                                                         \
+	X(pages, "pages of this class (open, partial or isolated)")                 \
+	X(objects, "objects allocated and not yet freed (pending RCU frees count)") \
+	X(capacity, "object slots in those pages")                                  \
+	X(page_bytes, "bytes of those pages")
+
+struct slab_class_stats {
+	size_t size; /* object size */
+#define X(name, meaning) uint64_t name;
+	SLAB_CLASS_STATS(X)
+#undef X
+	uint64_t hist[SLAB_HIST_BUCKETS]; /* pages by occupancy decile: [i] = i*10%..(i+1)*10% */
+	double fragmentation;		  /* 1 - live bytes / page bytes (0 with no pages) */
+};
+
+#define SLAB_TOTAL_STATS(X)                                                               \
+	X(pages, "pages in classes")                                                      \
+	X(retained_pages, "empty pages kept for reuse")                                   \
+	X(pending_pages, "empty pages waiting for a grace period")                        \
+	X(objects, "objects allocated and not yet freed")                                 \
+	X(bytes, "all bytes held: every page (in classes, retained, pending) + metadata") \
+	X(meta_bytes, "metadata: the slab itself and RCU free batches")                   \
+	X(pages_allocated, "pages ever taken from the page allocator")                    \
+	X(pages_returned, "pages ever given back to the page allocator")                  \
+	X(relocated, "objects moved by slab_relocate / slab_compact")                     \
+	X(evicted, "objects evicted by slab_compact callbacks")
+
+struct slab_stats {
+	unsigned nr_classes;
+	struct slab_class_stats cls[SLAB_MAX_CLASSES];
+#define X(name, meaning) uint64_t name;
+	SLAB_TOTAL_STATS(X)
+#undef X
+	double fragmentation; /* over all classes */
+};
+
+/* A slab; NULL with errno set (EINVAL, ENOMEM) on failure. */
+struct slab *slab_create(const struct slab_config *cfg);
+
+/*
+ * Free everything.  No other call on @s may run or follow; objects still
+ * allocated are freed with their pages.  Waits for pending RCU frees
+ * (rcu_barrier), so call it outside a read-side section.
+ */
+void slab_destroy(struct slab *s);
+
+unsigned slab_nr_classes(const struct slab *s);
+size_t slab_class_size(const struct slab *s, unsigned cls);
+/* The smallest class holding @size bytes, or -EINVAL. */
+int slab_class_for_size(const struct slab *s, size_t size);
+
+/* An object of class @cls (uninitialised), or NULL (ENOMEM). */
+void *slab_alloc(struct slab *s, unsigned cls);
+
+/* Free now: no reader may still hold @obj (it was never published, or a
+ * grace period passed since it was unpublished). */
+void slab_free_now(struct slab *s, void *obj);
+
+/*
+ * Free after a grace period: @obj must be unpublished already; readers that
+ * found it before may go on reading it until they leave their read-side
+ * section.  Batched per thread: the batch is handed to call_rcu() when full,
+ * by slab_rcu_flush(), or when the thread exits.
+ */
+void slab_free_rcu(struct slab *s, void *obj);
+
+/* Hand the calling thread's pending slab_free_rcu() batch to call_rcu(). */
+void slab_rcu_flush(struct slab *s);
+
+/* Flush this thread's batch and wait until every RCU free queued so far is
+ * done, and the pages they emptied are released (two rcu_barrier calls).
+ * Not inside a read-side section. */
+void slab_rcu_barrier(struct slab *s);
+
+/* Retire the calling thread's open pages (they become partial pages that
+ * compaction and other threads may use).  Also done at thread exit. */
+void slab_thread_release(struct slab *s);
+
+/* The page holding @obj, its class and its age (allocation order). */
+struct slab_page *slab_page_of(const void *obj);
+unsigned slab_page_class(const struct slab_page *p);
+uint64_t slab_page_age(const struct slab_page *p);
+
+/*
+ * Page isolation, for the owner (sweeper, compactor).  slab_page_isolate()
+ * takes the oldest partial page of @cls whose age is >= @min_age out of
+ * circulation (no thread allocates from it) and returns it, or NULL.
+ * While isolated, objects of the page may still be freed by anyone, but
+ * their bytes are neither overwritten nor poisoned until putback, so an
+ * owner callback may read an object that is being freed concurrently (it
+ * must recognise it as dead by its own means).  slab_page_putback() puts it
+ * back (and gives it back if it became empty).
+ */
+struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_age);
+void slab_page_putback(struct slab *s, struct slab_page *p);
+
+/*
+ * Call @fn on every object of isolated page @p not on a free list when the
+ * walk starts (allocated, or freed after that).  Returns the number visited.
+ */
+size_t slab_page_for_each(struct slab *s, struct slab_page *p, void (*fn)(void *arg, void *obj),
+			  void *arg);
+
+/*
+ * Relocation.  @move(arg, old, new) is called with a fresh object @new of
+ * @old's class; it returns SLAB_MOVED after copying @old to @new and
+ * republishing @new in place of @old (slab then frees @old after a grace
+ * period), SLAB_EVICTED after unpublishing @old without a copy (slab frees
+ * @old after a grace period and @new now), or SLAB_KEPT to leave @old alone
+ * (@new is freed now; e.g. @old is already dead).  slab_relocate returns the
+ * verdict, or -ENOMEM when no @new could be allocated.  The new copy is
+ * taken from the calling thread's open page, never from an isolated page.
+ */
+enum slab_verdict {
+	SLAB_MOVED = 0,
+	SLAB_EVICTED = 1,
+	SLAB_KEPT = 2,
+};
+typedef enum slab_verdict (*slab_move_fn)(void *arg, void *old, void *new_obj);
+int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
+
+/*
+ * Compaction of class @cls: isolate sparse partial pages (occupancy below
+ * half and at most the class average), oldest first, and ask @move about
+ * each of their objects (as slab_relocate) until @budget objects were
+ * handled; emptied pages go back after a grace period.  Returns the number
+ * of objects handled.  Bounded work: at most @budget callbacks, plus one
+ * page scan per isolated page.  Not inside a read-side section.
+ */
+size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn move, void *arg);
+
+/* Statistics; exact when no call runs, approximate (racy sums) otherwise. */
+void slab_stats(struct slab *s, struct slab_stats *st);
+
+/* Print @st, one line per total and per class (names from the X lists). */
+void slab_stats_print(FILE *f, const struct slab_stats *st);
+
+/*
+ * Check every invariant (free lists vs live counts, lists vs states, stats
+ * sums).  Returns 0, or -EUCLEAN after printing the first violation to
+ * stderr.  Exact only when no other call on @s runs.
+ */
+int slab_check(struct slab *s);
+
+#endif

@@ -1,0 +1,813 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/slab/test_slab.c - the slab allocator: allocation and free
+ * patterns, cross-thread frees, no reuse before a grace period, page
+ * return, relocation under concurrent readers.  slab_check() after each.
+ *
+ * Worker threads never call Criterion's assertions: they count failures in
+ * atomics that the main thread asserts after joining them.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define _LGPL_SOURCE
+#define URCU_API_MAP
+#include <urcu/urcu-memb.h>
+
+#include "common/prng.h"
+#include "slab/slab.h"
+
+static struct slab *mk(size_t retained)
+{
+	struct slab_config cfg = { .retained_max = retained };
+	struct slab *s = slab_create(&cfg);
+
+	cr_assert_not_null(s, "slab_create: %s", strerror(errno));
+	return s;
+}
+
+static void done(struct slab *s)
+{
+	cr_assert_eq(slab_check(s), 0, "slab_check failed (see stderr)");
+	slab_destroy(s);
+}
+
+static void fill(void *obj, size_t size, uint64_t tag)
+{
+	uint64_t *w = obj;
+
+	for (size_t i = 0; i < size / 8; i++)
+		w[i] = tag * 0x9E3779B97F4A7C15ULL + i;
+}
+
+static int intact(const void *obj, size_t size, uint64_t tag)
+{
+	const uint64_t *w = obj;
+
+	for (size_t i = 0; i < size / 8; i++)
+		if (w[i] != tag * 0x9E3779B97F4A7C15ULL + i)
+			return 0;
+	return 1;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+Test(slab, create_rejects_bad_configs)
+{
+	struct slab_config bad = { .nr_classes = 2, .class_size = { 128, 64 } };
+
+	errno = 0;
+	cr_assert_null(slab_create(&bad));
+	cr_assert_eq(errno, EINVAL);
+	struct slab_config odd = { .nr_classes = 1, .class_size = { 40 } };
+	cr_assert_null(slab_create(&odd));
+	struct slab_config many = { .nr_classes = SLAB_MAX_CLASSES + 1 };
+	cr_assert_null(slab_create(&many));
+
+	rcu_register_thread();
+	struct slab *s = mk(0);
+	cr_assert_eq(slab_nr_classes(s), 5);
+	cr_assert_eq(slab_class_size(s, 0), 64);
+	cr_assert_eq(slab_class_for_size(s, 65), 1);
+	cr_assert_eq(slab_class_for_size(s, 256), 4);
+	cr_assert_eq(slab_class_for_size(s, 257), -EINVAL);
+	done(s);
+	rcu_unregister_thread();
+}
+
+/* Allocate, free in a random order, reallocate, per class. */
+Test(slab, alloc_free_patterns_per_class)
+{
+	struct prng r;
+	enum {
+		N = 6000
+	};
+	void **objs = malloc(N * sizeof(*objs));
+
+	prng_init(&r, test_seed("alloc_free_patterns_per_class"));
+	rcu_register_thread();
+	struct slab *s = mk(2);
+	for (unsigned c = 0; c < slab_nr_classes(s); c++) {
+		size_t size = slab_class_size(s, c);
+		for (unsigned i = 0; i < N; i++) {
+			objs[i] = slab_alloc(s, c);
+			cr_assert_not_null(objs[i]);
+			cr_assert_eq(slab_page_class(slab_page_of(objs[i])), c);
+			fill(objs[i], size, i);
+		}
+		/* distinct and non-overlapping */
+		void **sorted = malloc(N * sizeof(*sorted));
+		memcpy(sorted, objs, N * sizeof(*sorted));
+		qsort(sorted, N, sizeof(*sorted), cmp_ptr);
+		for (unsigned i = 1; i < N; i++)
+			cr_assert_geq((uintptr_t)sorted[i] - (uintptr_t)sorted[i - 1], size);
+		free(sorted);
+		for (unsigned i = 0; i < N; i++)
+			cr_assert(intact(objs[i], size, i), "object %u overwritten", i);
+
+		struct slab_stats st;
+		slab_stats(s, &st);
+		cr_assert_eq(st.cls[c].objects, N);
+		cr_assert_eq(slab_check(s), 0);
+
+		/* free a random half, reallocate it */
+		for (unsigned i = 0; i < N; i++) {
+			if (prng_chance(&r, 1, 2)) {
+				slab_free_now(s, objs[i]);
+				objs[i] = NULL;
+			}
+		}
+		cr_assert_eq(slab_check(s), 0);
+		for (unsigned i = 0; i < N; i++) {
+			if (!objs[i]) {
+				objs[i] = slab_alloc(s, c);
+				cr_assert_not_null(objs[i]);
+				fill(objs[i], size, i);
+			}
+		}
+		for (unsigned i = 0; i < N; i++)
+			cr_assert(intact(objs[i], size, i), "object %u overwritten", i);
+		/* free everything in a shuffled order */
+		for (unsigned i = N - 1; i > 0; i--) {
+			unsigned j = (unsigned)prng_below(&r, i + 1);
+			void *t = objs[i];
+			objs[i] = objs[j];
+			objs[j] = t;
+		}
+		for (unsigned i = 0; i < N; i++)
+			slab_free_now(s, objs[i]);
+		slab_stats(s, &st);
+		cr_assert_eq(st.cls[c].objects, 0);
+		cr_assert_eq(slab_check(s), 0);
+	}
+	/* Retire the open pages: empty ones are given back (bounded retention). */
+	slab_thread_release(s);
+	slab_rcu_barrier(s);
+	struct slab_stats st;
+	slab_stats(s, &st);
+	cr_assert_eq(st.objects, 0);
+	cr_assert_eq(st.pages, 0);
+	cr_assert_leq(st.retained_pages, 2);
+	cr_assert_gt(st.pages_returned, 0);
+	free(objs);
+	done(s);
+	rcu_unregister_thread();
+}
+
+/* ------------------------------------------------------------------ */
+
+enum {
+	XT_THREADS = 4,
+	XT_PER = 20000
+};
+
+struct xt {
+	struct slab *s;
+	void **objs; /* XT_THREADS * XT_PER */
+	pthread_barrier_t bar;
+	_Atomic int failures;
+	unsigned idx;
+};
+
+struct xt_arg {
+	struct xt *x;
+	unsigned idx;
+};
+
+static void *xt_thread(void *p)
+{
+	struct xt_arg *a = p;
+	struct xt *x = a->x;
+	unsigned me = a->idx, victim = (me + 1) % XT_THREADS;
+
+	rcu_register_thread();
+	for (unsigned round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < XT_PER; i++) {
+			unsigned cls = (i + round) % 3;
+			void *o = slab_alloc(x->s, cls);
+			if (!o) {
+				atomic_fetch_add(&x->failures, 1);
+				continue;
+			}
+			fill(o, 64, (uint64_t)me << 32 | i);
+			x->objs[me * XT_PER + i] = o;
+		}
+		pthread_barrier_wait(&x->bar);
+		/* free what the next thread allocated, half now, half after a GP */
+		for (unsigned i = 0; i < XT_PER; i++) {
+			void *o = x->objs[victim * XT_PER + i];
+			if (!o)
+				continue;
+			if (!intact(o, 64, (uint64_t)victim << 32 | i))
+				atomic_fetch_add(&x->failures, 1);
+			if (i % 2)
+				slab_free_now(x->s, o);
+			else
+				slab_free_rcu(x->s, o);
+		}
+		pthread_barrier_wait(&x->bar);
+	}
+	rcu_unregister_thread();
+	return NULL; /* exit: open pages retired, the batch handed to call_rcu */
+}
+
+Test(slab, cross_thread_frees)
+{
+	struct xt x = { 0 };
+	pthread_t t[XT_THREADS];
+	struct xt_arg args[XT_THREADS];
+
+	rcu_register_thread();
+	x.s = mk(4);
+	x.objs = calloc(XT_THREADS * XT_PER, sizeof(void *));
+	pthread_barrier_init(&x.bar, NULL, XT_THREADS);
+	for (unsigned i = 0; i < XT_THREADS; i++) {
+		args[i] = (struct xt_arg){ &x, i };
+		pthread_create(&t[i], NULL, xt_thread, &args[i]);
+	}
+	for (unsigned i = 0; i < XT_THREADS; i++)
+		pthread_join(t[i], NULL);
+	cr_assert_eq(atomic_load(&x.failures), 0);
+	slab_rcu_barrier(x.s);
+	cr_assert_eq(slab_check(x.s), 0);
+	struct slab_stats st;
+	slab_stats(x.s, &st);
+	cr_assert_eq(st.objects, 0, "objects %llu", (unsigned long long)st.objects);
+	/* every thread exited: its pages were retired, and all emptied */
+	cr_assert_eq(st.pages, 0, "pages %llu", (unsigned long long)st.pages);
+	cr_assert_eq(st.pending_pages, 0);
+	pthread_barrier_destroy(&x.bar);
+	free(x.objs);
+	done(x.s);
+	rcu_unregister_thread();
+}
+
+/* ------------------------------------------------------------------ */
+
+struct gp {
+	struct slab *s;
+	void *obj;
+	_Atomic int stage; /* 1: reader locked, 2: freed, may check, 3: reader done */
+	_Atomic int intact_before, intact_after;
+};
+
+static void *gp_reader(void *p)
+{
+	struct gp *g = p;
+
+	rcu_register_thread();
+	rcu_read_lock();
+	void *o = g->obj;
+	atomic_store(&g->stage, 1);
+	while (atomic_load(&g->stage) != 2)
+		caa_cpu_relax();
+	atomic_store(&g->intact_after, intact(o, 128, 77));
+	rcu_read_unlock();
+	atomic_store(&g->stage, 3);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+Test(slab, no_reuse_before_grace_period)
+{
+	struct gp g = { 0 };
+	pthread_t t;
+
+	rcu_register_thread();
+	g.s = mk(0);
+	g.obj = slab_alloc(g.s, 2);
+	cr_assert_not_null(g.obj);
+	fill(g.obj, 128, 77);
+	pthread_create(&t, NULL, gp_reader, &g);
+	while (atomic_load(&g.stage) != 1)
+		caa_cpu_relax();
+
+	slab_free_rcu(g.s, g.obj);
+	slab_rcu_flush(g.s);
+	/* the reader holds its read lock: the object must not come back */
+	void *got[200];
+	for (unsigned i = 0; i < 200; i++) {
+		got[i] = slab_alloc(g.s, 2);
+		cr_assert_not_null(got[i]);
+		cr_assert_neq(got[i], g.obj, "object reused before its grace period");
+		memset(got[i], 0xA5, 128);
+	}
+	atomic_store(&g.stage, 2);
+	while (atomic_load(&g.stage) != 3)
+		caa_cpu_relax();
+	pthread_join(t, NULL);
+	cr_assert(atomic_load(&g.intact_after), "a reader saw the freed object's bytes change");
+
+	/* after a grace period and the callbacks, it is reused */
+	synchronize_rcu();
+	rcu_barrier();
+	int seen = 0;
+	enum {
+		MAX = 4000
+	};
+	void **more = malloc(MAX * sizeof(*more));
+	unsigned n = 0;
+	while (n < MAX && !seen) {
+		more[n] = slab_alloc(g.s, 2);
+		cr_assert_not_null(more[n]);
+		seen = more[n] == g.obj;
+		n++;
+	}
+	cr_assert(seen, "object never reused after its grace period");
+	for (unsigned i = 0; i < n; i++)
+		slab_free_now(g.s, more[i]);
+	for (unsigned i = 0; i < 200; i++)
+		slab_free_now(g.s, got[i]);
+	free(more);
+	done(g.s);
+	rcu_unregister_thread();
+}
+
+/* ------------------------------------------------------------------ */
+/* An owner: a table of RCU-published pointers to objects that carry their
+ * key; relocation copies an object and republishes it. */
+
+struct tobj {
+	uint64_t key;
+	uint64_t check;
+	uint64_t pad[6];
+};
+_Static_assert(sizeof(struct tobj) == 64, "class 0");
+
+struct table {
+	size_t n;
+	struct tobj *_Atomic *slot;
+};
+
+static uint64_t check_of(uint64_t key, uint64_t version)
+{
+	return key * 0x9E3779B97F4A7C15ULL ^ version << 48;
+}
+
+static enum slab_verdict table_move(void *arg, void *old, void *new_obj)
+{
+	struct table *t = arg;
+	struct tobj *o = old;
+
+	/* dead objects (freed, waiting for their grace period) stay */
+	if (o->key >= t->n || atomic_load_explicit(&t->slot[o->key], memory_order_relaxed) != o)
+		return SLAB_KEPT;
+	memcpy(new_obj, old, sizeof(*o));
+	/* release: the copy is complete before readers can find it */
+	atomic_store_explicit(&t->slot[o->key], (struct tobj *)new_obj, memory_order_release);
+	return SLAB_MOVED;
+}
+
+static struct tobj *table_add(struct slab *s, struct table *t, uint64_t key, uint64_t version)
+{
+	struct tobj *o = slab_alloc(s, 0);
+
+	cr_assert_not_null(o);
+	memset(o, 0, sizeof(*o));
+	o->key = key;
+	o->check = check_of(key, version);
+	atomic_store_explicit(&t->slot[key], o, memory_order_release);
+	return o;
+}
+
+static void table_del(struct slab *s, struct table *t, uint64_t key)
+{
+	struct tobj *o = atomic_load_explicit(&t->slot[key], memory_order_relaxed);
+
+	atomic_store_explicit(&t->slot[key], NULL, memory_order_relaxed);
+	slab_free_rcu(s, o);
+}
+
+Test(slab, page_return_after_mass_free_and_compaction)
+{
+	struct prng r;
+	enum {
+		N = 120000
+	};
+	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
+
+	prng_init(&r, test_seed("page_return_after_mass_free_and_compaction"));
+	rcu_register_thread();
+	struct slab *s = mk(4);
+	for (uint64_t k = 0; k < N; k++)
+		table_add(s, &t, k, 0);
+	struct slab_stats peak;
+	slab_stats(s, &peak);
+	cr_assert_eq(peak.cls[0].objects, N);
+	cr_assert_gt(peak.cls[0].pages, 100);
+
+	for (uint64_t k = 0; k < N; k++)
+		if (!prng_chance(&r, 1, 10))
+			table_del(s, &t, k);
+	slab_thread_release(s);
+	slab_rcu_barrier(s);
+	struct slab_stats sparse;
+	slab_stats(s, &sparse);
+	cr_assert_lt(sparse.cls[0].objects, N / 5);
+	cr_assert_gt(sparse.cls[0].fragmentation, 0.7, "fragmentation %f",
+		     sparse.cls[0].fragmentation);
+	cr_assert_gt(sparse.cls[0].hist[0] + sparse.cls[0].hist[1] + sparse.cls[0].hist[2], 0);
+	cr_assert_eq(slab_check(s), 0);
+
+	size_t moved = 0;
+	for (int round = 0; round < 1000; round++) {
+		size_t n = slab_compact(s, 0, 512, table_move, &t);
+		moved += n;
+		slab_rcu_barrier(s);
+		if (!n)
+			break;
+	}
+	slab_thread_release(s);
+	slab_rcu_barrier(s);
+	struct slab_stats after;
+	slab_stats(s, &after);
+	cr_log_info("pages: peak %llu, sparse %llu, compacted %llu; moved %zu; bytes %llu -> %llu",
+		    (unsigned long long)peak.cls[0].pages, (unsigned long long)sparse.cls[0].pages,
+		    (unsigned long long)after.cls[0].pages, moved, (unsigned long long)sparse.bytes,
+		    (unsigned long long)after.bytes);
+	cr_assert_gt(moved, 0);
+	cr_assert_eq(after.cls[0].objects, sparse.cls[0].objects);
+	/* resident pages follow live objects: 10% live -> at most 25% of the pages */
+	cr_assert_leq(after.cls[0].pages * 4, peak.cls[0].pages, "pages %llu of %llu",
+		      (unsigned long long)after.cls[0].pages,
+		      (unsigned long long)peak.cls[0].pages);
+	cr_assert_lt(after.bytes, sparse.bytes);
+	cr_assert_lt(after.fragmentation, sparse.fragmentation);
+	cr_assert_gt(after.relocated, 0);
+	cr_assert_leq(after.retained_pages, 4);
+	for (uint64_t k = 0; k < N; k++) {
+		struct tobj *o = atomic_load(&t.slot[k]);
+		if (o) {
+			cr_assert_eq(o->key, k);
+			cr_assert_eq(o->check, check_of(k, 0));
+		}
+	}
+	for (uint64_t k = 0; k < N; k++)
+		if (atomic_load(&t.slot[k]))
+			table_del(s, &t, k);
+	slab_rcu_barrier(s);
+	slab_stats(s, &after);
+	cr_assert_eq(after.objects, 0);
+	free(t.slot);
+	done(s);
+	rcu_unregister_thread();
+}
+
+/* ------------------------------------------------------------------ */
+
+enum {
+	RL_N = 40000,
+	RL_STABLE = 4000,
+	RL_READERS = 2
+};
+
+struct rl {
+	struct slab *s;
+	struct table t;
+	_Atomic int stop;
+	_Atomic uint64_t wrong, missing, reads;
+	uint64_t seed;
+};
+
+struct rl_arg {
+	struct rl *x;
+	unsigned idx;
+};
+
+static void *rl_reader(void *p)
+{
+	struct rl_arg *a = p;
+	struct rl *x = a->x;
+	struct prng r;
+	uint64_t wrong = 0, missing = 0, reads = 0;
+
+	prng_init(&r, x->seed + 1 + a->idx);
+	rcu_register_thread();
+	while (!atomic_load_explicit(&x->stop, memory_order_relaxed)) {
+		rcu_read_lock();
+		for (int i = 0; i < 64; i++) {
+			uint64_t k = prng_below(&r, RL_N);
+			/* acquire: pairs with the publisher's release */
+			struct tobj *o = atomic_load_explicit(&x->t.slot[k], memory_order_acquire);
+			reads++;
+			if (!o) {
+				missing += k < RL_STABLE;
+				continue;
+			}
+			uint64_t v = o->check ^ (k * 0x9E3779B97F4A7C15ULL);
+			if (o->key != k || (v & ((1ull << 48) - 1)))
+				wrong++;
+		}
+		rcu_read_unlock();
+	}
+	rcu_unregister_thread();
+	atomic_fetch_add(&x->wrong, wrong);
+	atomic_fetch_add(&x->missing, missing);
+	atomic_fetch_add(&x->reads, reads);
+	return NULL;
+}
+
+/* Readers look objects up through the table while the main thread churns
+ * the non-stable keys and compacts: never a wrong or missing answer. */
+Test(slab, relocation_under_concurrent_readers)
+{
+	struct rl x = { 0 };
+	struct prng r;
+	pthread_t t[RL_READERS];
+	struct rl_arg args[RL_READERS];
+
+	x.seed = test_seed("relocation_under_concurrent_readers");
+	prng_init(&r, x.seed);
+	rcu_register_thread();
+	x.s = mk(2);
+	x.t.n = RL_N;
+	x.t.slot = calloc(RL_N, sizeof(void *));
+	for (uint64_t k = 0; k < RL_N; k++)
+		table_add(x.s, &x.t, k, 0);
+	for (unsigned i = 0; i < RL_READERS; i++) {
+		args[i] = (struct rl_arg){ &x, i };
+		pthread_create(&t[i], NULL, rl_reader, &args[i]);
+	}
+	size_t moved = 0;
+	uint64_t version = 1;
+	for (int round = 0; round < 60; round++) {
+		/* free most of the churn keys, then re-add some */
+		for (uint64_t k = RL_STABLE; k < RL_N; k++)
+			if (atomic_load(&x.t.slot[k]) && prng_chance(&r, 3, 4))
+				table_del(x.s, &x.t, k);
+		slab_thread_release(x.s);
+		for (int c = 0; c < 8; c++)
+			moved += slab_compact(x.s, 0, 2048, table_move, &x.t);
+		for (uint64_t k = RL_STABLE; k < RL_N; k++)
+			if (!atomic_load(&x.t.slot[k]) && prng_chance(&r, 1, 2))
+				table_add(x.s, &x.t, k, version++ & 0xFFFF);
+	}
+	atomic_store(&x.stop, 1);
+	for (unsigned i = 0; i < RL_READERS; i++)
+		pthread_join(t[i], NULL);
+	cr_log_info("reads %llu, moved %zu", (unsigned long long)atomic_load(&x.reads), moved);
+	cr_assert_eq(atomic_load(&x.wrong), 0, "wrong answers: %llu",
+		     (unsigned long long)atomic_load(&x.wrong));
+	cr_assert_eq(atomic_load(&x.missing), 0, "missing stable keys: %llu",
+		     (unsigned long long)atomic_load(&x.missing));
+	cr_assert_gt(moved, 0);
+	cr_assert_gt(atomic_load(&x.reads), 0);
+	for (uint64_t k = 0; k < RL_N; k++)
+		if (atomic_load(&x.t.slot[k]))
+			table_del(x.s, &x.t, k);
+	slab_thread_release(x.s);
+	slab_rcu_barrier(x.s);
+	struct slab_stats st;
+	slab_stats(x.s, &st);
+	cr_assert_eq(st.objects, 0);
+	free(x.t.slot);
+	done(x.s);
+	rcu_unregister_thread();
+}
+
+/* ------------------------------------------------------------------ */
+
+struct visit {
+	size_t n;
+	uint64_t keysum;
+};
+
+static void count_visit(void *arg, void *obj)
+{
+	struct visit *v = arg;
+
+	v->n++;
+	v->keysum += ((struct tobj *)obj)->key;
+}
+
+/* Isolation and iteration: an isolated page's walk visits exactly its
+ * allocated objects, oldest page first. */
+Test(slab, isolate_and_for_each)
+{
+	enum {
+		N = 5000
+	};
+	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
+
+	rcu_register_thread();
+	struct slab *s = mk(0);
+	for (uint64_t k = 0; k < N; k++)
+		table_add(s, &t, k, 0);
+	for (uint64_t k = 0; k < N; k += 3)
+		table_del(s, &t, k);
+	slab_thread_release(s);
+	slab_rcu_barrier(s);
+
+	size_t total = 0;
+	uint64_t keysum = 0, expect_sum = 0, last_age = 0;
+	for (uint64_t k = 0; k < N; k++)
+		if (atomic_load(&t.slot[k]))
+			expect_sum += k;
+	struct slab_page *pages[64];
+	unsigned np = 0;
+	struct slab_page *p;
+	while ((p = slab_page_isolate(s, 0, last_age + 1)) != NULL) {
+		cr_assert_gt(slab_page_age(p), last_age, "pages oldest first");
+		last_age = slab_page_age(p);
+		struct visit v = { 0 };
+		size_t n = slab_page_for_each(s, p, count_visit, &v);
+		cr_assert_eq(n, v.n);
+		total += n;
+		keysum += v.keysum;
+		cr_assert_lt(np, 64);
+		pages[np++] = p;
+	}
+	cr_assert_gt(np, 1);
+	for (unsigned i = 0; i < np; i++)
+		slab_page_putback(s, pages[i]);
+	cr_assert_eq(total, N - (N + 2) / 3);
+	cr_assert_eq(keysum, expect_sum);
+	cr_assert_eq(slab_check(s), 0);
+	free(t.slot);
+	done(s);
+	rcu_unregister_thread();
+}
+
+/* ------------------------------------------------------------------ */
+
+static void *exit_with_pending_batch(void *p)
+{
+	struct slab *s = p;
+	void *objs[10];
+
+	rcu_register_thread();
+	for (int i = 0; i < 10; i++)
+		objs[i] = slab_alloc(s, 1);
+	for (int i = 0; i < 10; i++)
+		slab_free_rcu(s, objs[i]); /* fewer than a batch: left pending */
+	rcu_unregister_thread();	   /* the slab's exit hook registers again */
+	return NULL;
+}
+
+/* A thread that exits with a partly filled RCU batch and open pages: the
+ * exit hook retires the pages and hands the batch to call_rcu. */
+Test(slab, thread_exit_flushes_batch_and_pages)
+{
+	pthread_t t;
+
+	rcu_register_thread();
+	struct slab *s = mk(1);
+	pthread_create(&t, NULL, exit_with_pending_batch, s);
+	pthread_join(t, NULL);
+	slab_rcu_barrier(s);
+	struct slab_stats st;
+	slab_stats(s, &st);
+	cr_assert_eq(st.objects, 0);
+	cr_assert_eq(st.pages, 0);
+	cr_assert_eq(st.pending_pages, 0);
+	cr_assert_eq(st.retained_pages, 1);
+	cr_assert_eq(st.meta_bytes, st.bytes - SLAB_PAGE_SIZE, "only the slab itself left");
+	done(s);
+	rcu_unregister_thread();
+}
+
+static enum slab_verdict evict_odd_keep_even(void *arg, void *old, void *new_obj)
+{
+	struct tobj *o = old;
+
+	(void)arg;
+	(void)new_obj;
+	return o->key % 2 ? SLAB_EVICTED : SLAB_KEPT;
+}
+
+static enum slab_verdict move_copy(void *arg, void *old, void *new_obj)
+{
+	(void)arg;
+	memcpy(new_obj, old, sizeof(struct tobj));
+	return SLAB_MOVED;
+}
+
+/* slab_relocate's three verdicts, and the retained page reused by another
+ * class (its old poisoned slots overlap the new layout). */
+Test(slab, relocate_verdicts_and_retained_reuse)
+{
+	rcu_register_thread();
+	struct slab *s = mk(1);
+	struct tobj *a = slab_alloc(s, 0), *b = slab_alloc(s, 0), *c = slab_alloc(s, 0);
+	a->key = 1;
+	b->key = 2;
+	c->key = 7;
+	a->check = 11;
+	cr_assert_eq(slab_relocate(s, a, evict_odd_keep_even, NULL), SLAB_EVICTED);
+	cr_assert_eq(slab_relocate(s, b, evict_odd_keep_even, NULL), SLAB_KEPT);
+	cr_assert_eq(slab_relocate(s, c, move_copy, NULL), SLAB_MOVED);
+	slab_rcu_barrier(s);
+	struct slab_stats st;
+	slab_stats(s, &st);
+	cr_assert_eq(st.objects, 2, "b and the copy of c");
+	cr_assert_eq(st.relocated, 1);
+	cr_assert_eq(st.evicted, 1);
+
+	/* the walk of the (only) page sees b and c's copy */
+	slab_thread_release(s);
+	struct slab_page *p;
+	size_t n = 0;
+	struct visit v = { 0 };
+	while ((p = slab_page_isolate(s, 0, 0)) != NULL) {
+		n += slab_page_for_each(s, p, count_visit, &v);
+		slab_page_putback(s, p);
+		break;
+	}
+	cr_assert_eq(n, 2);
+	cr_assert_eq(v.keysum, 2 + 7);
+	cr_assert_eq(slab_check(s), 0);
+	slab_destroy(s); /* frees the remaining objects with their pages */
+
+	/* a page retained from class 0 is reused for class 4 */
+
+	s = mk(1);
+	void *x = slab_alloc(s, 0);
+	slab_free_now(s, x);
+	slab_thread_release(s); /* the empty page goes to the retained cache */
+	slab_rcu_barrier(s);
+	slab_stats(s, &st);
+	cr_assert_eq(st.retained_pages, 1);
+	void *objs[100];
+	for (int i = 0; i < 100; i++) {
+		objs[i] = slab_alloc(s, 4);
+		cr_assert_not_null(objs[i]);
+		fill(objs[i], 256, (uint64_t)i);
+	}
+	slab_stats(s, &st);
+	cr_assert_eq(st.retained_pages, 0, "the retained page was reused");
+	cr_assert_eq(st.pages_allocated, 1);
+	for (int i = 0; i < 100; i++) {
+		cr_assert(intact(objs[i], 256, (uint64_t)i));
+		slab_free_rcu(s, objs[i]);
+	}
+	slab_rcu_barrier(s);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	slab_stats(s, &st);
+	slab_stats_print(f, &st);
+	fclose(f);
+	cr_assert_not_null(strstr(buf, "fragmentation"));
+	cr_assert_not_null(strstr(buf, "class 4 (256 bytes)"));
+	free(buf);
+	done(s);
+	rcu_unregister_thread();
+}
+
+/* Freed slots are poisoned for ASan (in ASan builds): at once for frees by
+ * the page's owner, at collection for remote ones. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+static void *remote_free_thread(void *p)
+{
+	void **objs = p;
+
+	rcu_register_thread();
+	slab_free_now(objs[0], objs[1]);
+	rcu_unregister_thread();
+	return NULL;
+}
+#endif
+
+Test(slab, freed_objects_are_poisoned)
+{
+	rcu_register_thread();
+	struct slab *s = mk(0);
+	void *a = slab_alloc(s, 0), *b = slab_alloc(s, 0);
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	memset(a, 1, 64);
+	memset(b, 1, 64);
+#if defined(__SANITIZE_ADDRESS__)
+	cr_assert_eq(__asan_region_is_poisoned(a, 64), NULL, "a live object is not poisoned");
+	slab_free_now(s, a);
+	cr_assert_not_null(__asan_region_is_poisoned(a, 64), "a freed object is poisoned");
+	void *arg[2] = { s, b };
+	pthread_t t;
+	pthread_create(&t, NULL, remote_free_thread, arg);
+	pthread_join(t, NULL);
+	/* collected (and poisoned) when this thread's page runs dry or retires */
+	slab_thread_release(s);
+	cr_assert_not_null(__asan_region_is_poisoned(b, 64), "a remote-freed object is poisoned");
+#else
+	slab_free_now(s, a);
+	slab_free_now(s, b);
+	cr_log_info("not an ASan build: poisoning not checked");
+#endif
+	slab_rcu_barrier(s);
+	struct slab_stats st;
+	slab_stats(s, &st);
+	cr_assert_eq(st.objects, 0);
+	done(s);
+	rcu_unregister_thread();
+}
