@@ -12,11 +12,12 @@ cmake --build --preset release -j"$(nproc)" >/dev/null
 bin=build/release/stress/udc-stress
 out=BENCHMARKS.md
 
-# run ARGS...: print "median min max" of the JSON field $field over $runs runs.
+# run ARGS...: print "median min max" over $runs runs of the JSON field
+# $field, or of the Python expression $expr over the parsed object d.
 run() {
-	local vals=()
+	local vals=() e=${expr:-"d['$field']"}
 	for _ in $(seq "$runs"); do
-		vals+=("$("$bin" --json "$@" | python3 -c "import json,sys; print(json.load(sys.stdin)['$field'])")")
+		vals+=("$("$bin" --json "$@" | python3 -c "import json,sys; d=json.load(sys.stdin); print($e)")")
 	done
 	printf '%s\n' "${vals[@]}" | sort -g | awk '{v[NR]=$1} END {printf "%s %s %s\n", v[int((NR+1)/2)], v[1], v[NR]}'
 }
@@ -37,7 +38,9 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores" \
 		"(L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p'))"
 	echo "- Memory: $(free -g | awk '/^Mem:/ {print $2}') GiB; kernel $(uname -r); $(gcc --version | head -1)"
-	echo "- A virtual machine shared with other work: expect a few percent of noise."
+	echo "- A virtual machine shared with other work. The rows that miss the caches are noisy"
+	echo "  (spreads of 2-3x within one run of this script, and medians that move by up to 1.5x"
+	echo "  between runs of it): compare figures from one run of the script only."
 	echo
 	echo "## Lookup hits (workload \`hit\`)"
 	echo
@@ -55,6 +58,22 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 			ns=$(awk -v m="$m" -v t="$threads" 'BEGIN {printf "%.0f", 1e9*t/m}')
 			echo "| $names | $threads | $(fmt_rate "$m" "$lo" "$hi") | $ns |"
 		done
+	done
+	echo
+	echo "## Memory per entry (engine on jemalloc, before slab/)"
+	echo
+	echo "bytes_used (all of it: entries, names, directory objects, hash buckets, stats) divided"
+	echo "by the entries held, after preloading 2^20 names over 64 directories."
+	echo
+	echo "| entries | name bytes | bytes/entry |"
+	echo "|---|---|---|"
+	for spec in "negatives:1:24" "negatives:1:36" "75% positives:0.25:16"; do
+		IFS=: read -r what ratio len <<<"$spec"
+		expr="round(d['stats']['bytes_used'] / (d['stats']['nr_positive'] + d['stats']['nr_negative']), 1)"
+		read -r m lo hi < <(run --workload hit --names 1048576 --negative-ratio "$ratio" \
+			--name-len "$len" --threads 1 --seconds 0.1)
+		unset expr
+		echo "| $what | $len | $m ($lo..$hi) |"
 	done
 	echo
 	echo "## Keyed name hash (workload \`hash\`)"
