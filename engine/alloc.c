@@ -9,12 +9,14 @@
  * reader can hold them or after an RCU grace period, in batches of
  * FREE_BATCH with one rcu_head per batch instead of one per entry.
  *
- * Limitation (this version): memory comes from jemalloc one allocation per
- * entry.  The slab module (slab/) replaces what is behind entry_alloc() and
- * entry_free_*() with per-thread pages that can be compacted and given
- * back; the engine does not change.  In sanitizer builds the libc
- * allocator (the sanitizer's) is used instead, so that ASan sees every
- * entry's bounds and every use after free.
+ * Entries live in slab/ pages, negatives and positives in slabs of their
+ * own (classes 64/96 and 96/128 bytes); slab batches their RCU frees per
+ * thread.  Names longer than the inline room, and everything else the
+ * engine allocates, come from jemalloc, counted here; an entry with its
+ * name apart goes through this file's own batches so that both are freed
+ * after the same grace period.  In sanitizer builds the libc allocator
+ * (the sanitizer's) is used for the jemalloc part, and slab poisons free
+ * objects, so that ASan sees every bound and every use after free.
  *
  * Locking:
  *   free_lock (a spinlock, leaf) protects cache->free_pending.  It may be
@@ -113,16 +115,49 @@ size_t entry_size(enum entry_kind kind, size_t len)
 	return head + (len <= inline_max ? len : sizeof(char *));
 }
 
+/* The slab classes of entries: negatives and positives apart. */
+static const struct slab_config entry_classes[2] = {
+	[ENT_NEGATIVE] = { .nr_classes = 2, .class_size = { 64, 96 }, .retained_max = 2 },
+	[ENT_POSITIVE] = { .nr_classes = 2, .class_size = { 96, 128 }, .retained_max = 2 },
+};
+
+int entry_slabs_create(struct udc_cache *c)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		c->slabs[k] = slab_create(&entry_classes[k]);
+		if (!c->slabs[k])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void entry_slabs_destroy(struct udc_cache *c)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		if (c->slabs[k])
+			slab_destroy(c->slabs[k]);
+		c->slabs[k] = NULL;
+	}
+}
+
+size_t entry_slabs_bytes(struct udc_cache *c)
+{
+	return slab_bytes(c->slabs[ENT_NEGATIVE]) + slab_bytes(c->slabs[ENT_POSITIVE]);
+}
+
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
 			      size_t len)
 {
 	size_t inline_max = kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX;
-	struct udc_entry *e = mem_alloc(c, entry_size(kind, len));
+	struct slab *s = c->slabs[kind];
+	int cls = slab_class_for_size(s, entry_size(kind, len));
 
+	udc_assert(cls >= 0);
+	struct udc_entry *e = slab_alloc(s, (unsigned)cls);
 	if (!e)
 		return NULL;
 	memset(e, 0, kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg));
-	e->kind = (uint8_t)kind;
+	e->kind = kind;
 	e->len = (uint8_t)len;
 	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;
 	if (len <= inline_max) {
@@ -131,7 +166,7 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	}
 	char *ext = mem_alloc(c, len);
 	if (!ext) {
-		mem_free(c, e, entry_size(kind, len));
+		slab_free_now(s, e);
 		return NULL;
 	}
 	memcpy(ext, name, len);
@@ -144,7 +179,7 @@ void entry_free_now(struct udc_cache *c, struct udc_entry *e)
 {
 	if (e->ext)
 		mem_free(c, (void *)entry_name(e), e->len);
-	mem_free(c, e, entry_size((enum entry_kind)e->kind, e->len));
+	slab_free_now(c->slabs[e->kind], e);
 }
 
 static void free_batch_rcu(struct rcu_head *head)
@@ -169,6 +204,12 @@ static struct free_batch *free_take_locked(struct udc_cache *c)
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 {
 	struct free_batch *full = NULL;
+
+	if (!e->ext) {   /* slab batches it per thread, no rcu_head per entry */
+		slab_free_rcu(c->slabs[e->kind], e);
+		return;
+	}
+	/* An entry with its name apart: both go after the same grace period. */
 
 	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = c->free_pending;
@@ -201,6 +242,9 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 
 void entry_free_flush(struct udc_cache *c)
 {
+	slab_rcu_flush(c->slabs[ENT_NEGATIVE]);
+	slab_rcu_flush(c->slabs[ENT_POSITIVE]);
+
 	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = free_take_locked(c);
 	udc_spin_unlock(&c->free_lock);

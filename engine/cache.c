@@ -62,7 +62,7 @@ size_t cache_bytes_used(struct udc_cache *c)
 	size_t buckets = pow2_at_least(entries > 0 ? (size_t)entries : 0) +
 			 pow2_at_least(dirs > 0 ? (size_t)dirs : 0);
 
-	return atomic_load_explicit(&c->bytes, memory_order_relaxed) +
+	return atomic_load_explicit(&c->bytes, memory_order_relaxed) + entry_slabs_bytes(c) +
 	       buckets * sizeof(struct cds_lfht_node);
 }
 
@@ -125,13 +125,14 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	}
 	c->names = table_new();
 	c->dirs = table_new();
-	if (!c->names || !c->dirs) {
+	if (!c->names || !c->dirs || entry_slabs_create(c)) {
 		err = ENOMEM;
 		goto fail;
 	}
 	return c;
 
 fail:
+	entry_slabs_destroy(c);
 	if (c->names)
 		cds_lfht_destroy(c->names, NULL);
 	if (c->dirs)
@@ -175,6 +176,7 @@ void udc_destroy(udc_cache *c)
 	}
 	entry_free_flush(c);
 	rcu_barrier();   /* every deferred free has run */
+	entry_slabs_destroy(c);
 	dir_free_all(c);
 	if (cds_lfht_destroy(c->names, NULL) || cds_lfht_destroy(c->dirs, NULL))
 		udc_panic("a table was not empty at destroy");
@@ -261,6 +263,8 @@ void udc_thread_offline(udc_cache *c)
 	 */
 	thread_enter();
 	entry_free_flush(c);
+	slab_thread_release(c->slabs[ENT_NEGATIVE]);
+	slab_thread_release(c->slabs[ENT_POSITIVE]);
 }
 
 void udc_thread_online(udc_cache *c)

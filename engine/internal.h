@@ -50,6 +50,7 @@
 #include "engine/hash.h"
 #include "engine/stats.h"
 #include "include/udcache.h"
+#include "slab/slab.h"
 
 #define UDC_CACHELINE 64
 #define UDC_ALIGNED __attribute__((aligned(UDC_CACHELINE)))
@@ -115,7 +116,7 @@ struct udc_entry {
 	uint8_t ext : 1;                  /* 1: name stored apart, pointer inline */
 	uint8_t type : 6;                 /* positive: enum udc_type */
 	_Atomic uint8_t hits;             /* raised by readers (plain store), lowered by reclaim */
-	uint8_t spare_;
+	_Atomic uint8_t published;        /* 1 while in the table: the sweeper's test of a slot */
 };
 
 struct udc_neg {
@@ -175,6 +176,7 @@ struct udc_cache {
 	uint32_t negative_max_age_ms;
 	bool membarrier;                  /* sys_membarrier available at create */
 	size_t self_bytes;                /* this struct's real allocated size */
+	struct slab *slabs[2];            /* entries, by enum entry_kind: their own classes */
 	struct stats_chunk *_Atomic stats[STATS_CHUNKS];  /* per-thread counters, made on demand */
 	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
 
@@ -250,6 +252,9 @@ size_t entry_size(enum entry_kind kind, size_t len);
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
 			      size_t len);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
+int entry_slabs_create(struct udc_cache *c);
+void entry_slabs_destroy(struct udc_cache *c);
+size_t entry_slabs_bytes(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
 void entry_free_flush(struct udc_cache *c);                     /* hand the pending batch to RCU */
 

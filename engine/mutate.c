@@ -87,6 +87,8 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 	}
 	/* relaxed: a size estimate for accounting */
 	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
+	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
+	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
 }
 
 /* e was just taken out of the table (replaced or deleted): detach, free
@@ -117,6 +119,8 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	/* relaxed: a size estimate for accounting */
 	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
 
+	/* release: a sweeper that reads 1 (acquire) sees the entry's fields */
+	atomic_store_explicit(&e->published, 1, memory_order_release);
 	rcu_read_lock();
 	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, name_match, k, &e->node);
 	rcu_read_unlock();

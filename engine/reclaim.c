@@ -4,9 +4,9 @@
  * reclaim that keeps bytes_used within the limit.
  *
  * Owns: the reclaim pass.  Limitation, said plainly: this is the engine's
- * wiring, not the reclaim policy.  It evicts entries in hash-table order
- * (about random), in batches of RECLAIM_BATCH, with no regard to age, hits
- * or kind, and it runs inline in the mutating calls whether or not
+ * wiring, not the reclaim policy.  It empties whole slab pages, oldest
+ * first (negatives before positives), so that pages go back, with no
+ * regard to hits, and it runs inline in the mutating calls whether or not
  * UDC_CFG_NO_RECLAIM_THREAD is set (there is no reclaim thread yet).
  * negative_max_age_ms is stored but not acted on.  The policy the project
  * promises (sweeping slab pages oldest first, probation and promotion,
@@ -14,6 +14,10 @@
  * thread) is the shrink module's (shrink/), and replaces this file's pass.
  *
  * Locking:
+ *   A page is isolated (slab/) while its entries' keys are copied, each
+ *   under rcu_read_lock; the entries are then dropped by key, each under
+ *   its stripe, after a fresh lookup (a key whose entry moved on drops the
+ *   newer entry: reclaim may evict a little more than the page held).
  *   shrink_lock serialises passes (inline reclaim only tries it, and waits
  *   for another thread's pass only when the overshoot nears the slack).
  *   rcu_barrier() is called with shrink_lock held: no RCU callback takes it.  A pass takes each
@@ -29,7 +33,7 @@
 
 #include <errno.h>
 
-#define RECLAIM_BATCH 32
+#define RECLAIM_BATCH 1024   /* at least the objects of one page */
 
 struct victim {
 	uint64_t hash;
@@ -38,27 +42,63 @@ struct victim {
 	char name[UDC_NAME_MAX];
 };
 
-/* Collect up to n keys from the table's front; returns how many. */
-static unsigned collect(struct udc_cache *c, struct victim *v, unsigned max)
-{
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *n;
-	struct udc_entry *e;
-	unsigned got = 0;
+struct sweep {
+	struct udc_cache *c;
+	struct victim *v;
+	unsigned n, max;
+};
 
-	rcu_read_lock();
-	table_for_each(c->names, &it, n) {
-		e = entry_of(n);
-		if (got == max)
-			break;
-		v[got].hash = hash_name(&c->key, e->dir->ino, entry_name(e), e->len);
-		v[got].dir = e->dir->ino;
-		v[got].len = e->len;
-		memcpy(v[got].name, entry_name(e), e->len);
-		got++;
+/* slab_page_for_each() callback: copy the key of a published entry. */
+static void sweep_collect(void *arg, void *obj)
+{
+	struct sweep *sw = arg;
+	struct udc_entry *e = obj;
+
+	if (sw->n == sw->max)
+		return;
+	rcu_read_lock();   /* an external name stays until our unlock */
+	/* acquire: pairs with the release in entry_publish_locked */
+	if (atomic_load_explicit(&e->published, memory_order_acquire)) {
+		struct victim *v = &sw->v[sw->n++];
+		v->dir = e->dir->ino;
+		v->len = e->len;
+		memcpy(v->name, entry_name(e), e->len);
+		v->hash = hash_name(&sw->c->key, v->dir, v->name, v->len);
 	}
 	rcu_read_unlock();
-	return got;
+}
+
+/* Where a pass has got to: the next page age to sweep, per slab and class. */
+struct sweep_cursor {
+	uint64_t min_age[2][SLAB_MAX_CLASSES];
+};
+
+/*
+ * Collect the keys of the next isolated page's entries: oldest first in
+ * each class, the first class that has one, negatives before positives.
+ * Pages already swept in this pass (their entries wait for their grace
+ * period) are past the cursor.  Returns how many keys.
+ */
+static unsigned collect(struct udc_cache *c, struct sweep_cursor *cur, struct victim *v,
+			unsigned max)
+{
+	struct sweep sw = { .c = c, .v = v, .max = max };
+	static const enum entry_kind order[2] = { ENT_NEGATIVE, ENT_POSITIVE };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct slab *s = c->slabs[order[k]];
+		for (unsigned cls = 0; cls < slab_nr_classes(s); cls++) {
+			struct slab_page *p;
+			while ((p = slab_page_isolate(s, cls, cur->min_age[k][cls]))) {
+				cur->min_age[k][cls] = slab_page_age(p) + 1;
+				slab_page_for_each(s, p, sweep_collect, &sw);
+				slab_page_putback(s, p);
+				if (sw.n)
+					return sw.n;
+			}
+		}
+	}
+	return 0;
 }
 
 static size_t evict(struct udc_cache *c, const struct victim *v)
@@ -84,14 +124,17 @@ static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
 {
 	struct victim *v = malloc(sizeof(*v) * RECLAIM_BATCH);   /* scratch, not cache memory */
 	size_t freed = 0;
-	/* Bounded: about one visit per entry present at the start. */
-	int64_t rounds = atomic_load_explicit(&c->nr_entries, memory_order_relaxed) /
-			 RECLAIM_BATCH + 2;
+	/* Bounded: a page a round, and a page holds at least 256 entries. */
+	int64_t rounds = atomic_load_explicit(&c->nr_entries, memory_order_relaxed) / 256 + 4;
 
 	if (!v)
 		return 0;
+	/* This thread's open pages become sweepable (others' stay theirs). */
+	slab_thread_release(c->slabs[ENT_NEGATIVE]);
+	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	struct sweep_cursor cur = { 0 };
 	while (freed < bytes && rounds-- > 0) {
-		unsigned n = collect(c, v, RECLAIM_BATCH);
+		unsigned n = collect(c, &cur, v, RECLAIM_BATCH);
 		if (n == 0)
 			break;
 		for (unsigned i = 0; i < n && freed < bytes; i++)
@@ -100,6 +143,14 @@ static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
 	free(v);
 	entry_free_flush(c);
 	return freed;
+}
+
+/* Wait until what was evicted is freed and its emptied pages are back. */
+static void rcu_wait_frees(struct udc_cache *c)
+{
+	entry_free_flush(c);
+	rcu_barrier();   /* the entries' batches have run */
+	rcu_barrier();   /* and the pages they emptied are released */
 }
 
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
@@ -139,7 +190,7 @@ void reclaim_inline(struct udc_cache *c)
 	 * the call returns.
 	 */
 	if (cache_bytes_used(c) > limit + slack / 2)
-		rcu_barrier();
+		rcu_wait_frees(c);
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
@@ -150,6 +201,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	thread_enter();
 	pthread_mutex_lock(&c->shrink_lock);
 	size_t freed = reclaim_locked(c, bytes);
+	rcu_wait_frees(c);
 	pthread_mutex_unlock(&c->shrink_lock);
 	return freed;
 }

@@ -541,6 +541,15 @@ void slab_destroy(struct slab *s)
 /* ------------------------------------------------------------------ */
 /* statistics and validation */
 
+size_t slab_bytes(struct slab *s)
+{
+	/* relaxed: counters for limits and stats */
+	int64_t pages = atomic_load_explicit(&s->nr_pages, memory_order_relaxed);
+	int64_t meta = atomic_load_explicit(&s->meta_bytes, memory_order_relaxed);
+
+	return (size_t)(pages > 0 ? pages : 0) * SLAB_PAGE_SIZE + (size_t)(meta > 0 ? meta : 0);
+}
+
 void slab_stats(struct slab *s, struct slab_stats *st)
 {
 	uint64_t live_bytes = 0, page_bytes = 0;

@@ -176,6 +176,11 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
  */
 size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn move, void *arg);
 
+/* Every byte @s holds now (pages in classes, retained and pending, and
+ * metadata): the stats' bytes, from two counters, cheap enough for every
+ * call that checks a memory limit. */
+size_t slab_bytes(struct slab *s);
+
 /* Statistics; exact when no call runs, approximate (racy sums) otherwise. */
 void slab_stats(struct slab *s, struct slab_stats *st);
 
