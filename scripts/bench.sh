@@ -60,17 +60,19 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 		done
 	done
 	echo
-	echo "## Memory per entry (engine on jemalloc, before slab/)"
+	echo "## Memory per entry (entries in slab/ pages)"
 	echo
-	echo "bytes_used (all of it: entries, names, directory objects, hash buckets, stats) divided"
-	echo "by the entries held, after preloading 2^20 names over 64 directories."
+	echo "bytes_used (all of it: slab pages, names, directory objects, hash buckets, stats) divided"
+	echo "by the entries held, after preloading 2^21 names over 64 directories (the hash-bucket"
+	echo "share is an upper estimate: 16 bytes per bucket for the next power of two of the entry"
+	echo "count, so 16 to 32 bytes per entry; here 2^21 + 64 entries count 32)."
 	echo
 	echo "| entries | name bytes | bytes/entry |"
 	echo "|---|---|---|"
 	for spec in "negatives:1:24" "negatives:1:36" "75% positives:0.25:16"; do
 		IFS=: read -r what ratio len <<<"$spec"
 		expr="round(d['stats']['bytes_used'] / (d['stats']['nr_positive'] + d['stats']['nr_negative']), 1)"
-		read -r m lo hi < <(run --workload hit --names 1048576 --negative-ratio "$ratio" \
+		read -r m lo hi < <(run --workload hit --names 2097152 --negative-ratio "$ratio" \
 			--name-len "$len" --threads 1 --seconds 0.1)
 		unset expr
 		echo "| $what | $len | $m ($lo..$hi) |"
