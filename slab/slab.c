@@ -61,6 +61,7 @@
 #include "slab/internal.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <string.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -540,6 +541,26 @@ void slab_destroy(struct slab *s)
 
 /* ------------------------------------------------------------------ */
 /* statistics and validation */
+
+int slab_protect_pages(struct slab *s, int prot)
+{
+	int r = 0;
+
+	for (unsigned i = 0; i < s->nr_classes && !r; i++) {
+		struct slab_class *c = &s->cls[i];
+		struct slab_page *p;
+
+		pthread_mutex_lock(&c->lock);
+		cds_list_for_each_entry(p, &c->pages, link) {
+			if (mprotect(p, SLAB_PAGE_SIZE, prot)) {
+				r = -errno;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	return r;
+}
 
 size_t slab_bytes(struct slab *s)
 {

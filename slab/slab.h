@@ -181,6 +181,14 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn mo
  * call that checks a memory limit. */
 size_t slab_bytes(struct slab *s);
 
+/*
+ * Test hook: mprotect() every page in @s's classes (open ones included)
+ * with @prot (PROT_READ, or PROT_READ | PROT_WRITE to undo).  Used to show
+ * that a workload writes nothing to object pages.  Returns 0 or -errno.
+ * No other call on @s may run, except ones that only read objects.
+ */
+int slab_protect_pages(struct slab *s, int prot);
+
 /* Statistics; exact when no call runs, approximate (racy sums) otherwise. */
 void slab_stats(struct slab *s, struct slab_stats *st);
 
