@@ -46,7 +46,7 @@
 #include <ck_sequence.h>
 #include "engine/spin.h"
 
-#include "engine/debug.h"
+#include "common/debug.h"
 #include "engine/hash.h"
 #include "engine/stats.h"
 #include "include/udcache.h"

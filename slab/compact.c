@@ -60,7 +60,7 @@ struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_a
 	struct slab_class *c = &s->cls[cls];
 	struct slab_page *p, *found = NULL;
 
-	slab_assert(cls < s->nr_classes);
+	udc_assert(cls < s->nr_classes);
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry(p, &c->pages, link) {
 		if (p->state == SLAB_PARTIAL && p->age >= min_age) {
@@ -79,12 +79,12 @@ void slab_page_putback(struct slab *s, struct slab_page *p)
 
 	(void)s;
 	pthread_mutex_lock(&c->lock);
-	slab_assert(p->state == SLAB_ISOLATED);
+	udc_assert(p->state == SLAB_ISOLATED);
 	slab_page_collect(p);
 #if UDC_DEBUG >= 3
 	char why[200];
 	if (slab_page_check(p, false, why, sizeof(why)))
-		slab_panic("slab_page_putback: %s", why);
+		udc_panic("slab_page_putback: %s", why);
 #endif
 	if (atomic_load_explicit(&p->used, memory_order_relaxed) == 0) {
 		slab_page_release_locked(p);
@@ -105,7 +105,7 @@ static uint32_t page_snapshot(struct slab_page *p, uint64_t *visit)
 	uint32_t bump;
 
 	pthread_mutex_lock(&c->lock);
-	slab_assert(p->state == SLAB_ISOLATED);
+	udc_assert(p->state == SLAB_ISOLATED);
 	slab_page_collect(p);
 	bump = p->bump;
 	memset(visit, 0, SLAB_MAX_SLOTS / 8);
@@ -159,7 +159,7 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg)
 		slab_free_now(s, dst);
 		break;
 	default:
-		slab_panic("slab_relocate: bad verdict %d", (int)v);
+		udc_panic("slab_relocate: bad verdict %d", (int)v);
 	}
 	return (int)v;
 }
@@ -201,7 +201,7 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn mo
 	uint64_t visit[SLAB_MAX_SLOTS / 64];
 	size_t done = 0;
 
-	slab_assert(cls < s->nr_classes);
+	udc_assert(cls < s->nr_classes);
 	bool nested = slab_tls_compacting;
 	slab_tls_compacting = true;
 	uint64_t min_age = 0;

@@ -50,26 +50,7 @@
 
 #include "slab/slab.h"
 
-#ifndef UDC_DEBUG
-#define UDC_DEBUG 0
-#endif
-
-#define slab_panic(...)                                                  \
-	do {                                                             \
-		fprintf(stderr, "udcache: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__);                            \
-		fputc('\n', stderr);                                     \
-		abort();                                                 \
-	} while (0)
-
-#define slab_assert_tier(tier, cond)                               \
-	do {                                                       \
-		if (UDC_DEBUG >= (tier) && !(cond))                \
-			slab_panic("assertion failed: %s", #cond); \
-	} while (0)
-#define slab_assert(cond) slab_assert_tier(1, cond)
-#define slab_assert_internal(cond) slab_assert_tier(2, cond)
-#define slab_assert_expensive(cond) slab_assert_tier(3, cond)
+#include "common/debug.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>

@@ -192,7 +192,7 @@ void slab_page_release_locked(struct slab_page *p)
 {
 	struct slab *s = p->slab;
 
-	slab_assert_internal(atomic_load_explicit(&p->used, memory_order_relaxed) == 0);
+	udc_assert_internal(atomic_load_explicit(&p->used, memory_order_relaxed) == 0);
 	if (p->state == SLAB_PARTIAL)
 		cds_list_del(&p->plink);
 	p->state = SLAB_DEAD;

@@ -294,7 +294,7 @@ static void thread_exit(void *arg)
 static void exit_key_create(void)
 {
 	if (pthread_key_create(&exit_key, thread_exit))
-		slab_panic("pthread_key_create failed");
+		udc_panic("pthread_key_create failed");
 }
 
 static struct slab_tls *tls_get_slow(struct slab *s)
@@ -302,7 +302,7 @@ static struct slab_tls *tls_get_slow(struct slab *s)
 	if (!tls_keyed) {
 		pthread_once(&exit_key_once, exit_key_create);
 		if (pthread_setspecific(exit_key, &tls_token))
-			slab_panic("pthread_setspecific failed");
+			udc_panic("pthread_setspecific failed");
 		tls_keyed = true;
 	}
 	for (unsigned w = 1; w < SLAB_TLS_WAYS; w++) {
@@ -370,13 +370,13 @@ static void *alloc_slow(struct slab_tls *t, struct slab_class *c)
 	}
 	t->open[c->index] = p;
 	void *obj = slab_page_pop(p);
-	slab_assert(obj != NULL);
+	udc_assert(obj != NULL);
 	return obj;
 }
 
 void *slab_alloc(struct slab *s, unsigned cls)
 {
-	slab_assert(cls < s->nr_classes);
+	udc_assert(cls < s->nr_classes);
 	struct slab_tls *t = tls_get(s);
 	struct slab_page *p = t->open[cls];
 
@@ -426,7 +426,7 @@ void slab_free_now(struct slab *s, void *obj)
 
 	(void)s;
 	/* not i < bump: bump is the owner's, unsynchronised for us */
-	slab_assert(p->slab == s && i < p->capacity && slab_page_slot(p, i) == obj);
+	udc_assert(p->slab == s && i < p->capacity && slab_page_slot(p, i) == obj);
 	/* relaxed: only this thread stores its own token (page_acquire/new) */
 	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == slab_thread_token()) {
 		p->next[i] = p->local == SLAB_NIL ? UINT16_MAX : (uint16_t)p->local;
@@ -523,7 +523,7 @@ void slab_destroy(struct slab *s)
 	rcu_barrier();
 #if UDC_DEBUG >= 3
 	if (slab_check(s))
-		slab_panic("slab_destroy: slab_check failed");
+		udc_panic("slab_destroy: slab_check failed");
 #endif
 
 	struct slab_page *p, *tmp;

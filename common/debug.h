@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine/debug.h - assertion tiers and the panic for impossible failures.
+ * common/debug.h - assertion tiers and the panic for impossible failures.
  *
  * UDC_DEBUG (a compile definition, 0..3) selects the tiers:
  *   udc_assert()           >= 1  cheap checks on arguments and states
@@ -8,8 +8,8 @@
  *   udc_assert_expensive() >= 3  whole-structure validators (engine_check)
  * udc_panic() always aborts with file:line and the reason.
  */
-#ifndef UDC_ENGINE_DEBUG_H
-#define UDC_ENGINE_DEBUG_H
+#ifndef UDC_COMMON_DEBUG_H
+#define UDC_COMMON_DEBUG_H
 
 #include <stdio.h>
 #include <stdlib.h>
