@@ -70,6 +70,14 @@ Test(readonly_hits, entry_pages_read_only, .timeout = 120)
 			int n = ro_name(nm, sizeof(nm), i);
 			cr_assert_neq(udc_lookup(ro_cache, RO_DIR, nm, (size_t)n, NULL), UDC_MISS);
 		}
+	/*
+	 * rculfhash resizes in the background after a burst of adds, and a
+	 * resize links new bucket nodes into the entries' chains (a store to
+	 * entry pages that no lookup makes).  Finish it now: a synchronous
+	 * resize to a size at least the count, after which a lazy one still
+	 * queued finds nothing to do and no add asks for another.
+	 */
+	cds_lfht_resize(ro_cache->names, 32768);
 	/* The workers register and make their stats slots on their first
 	 * call: none of that lives in entry pages. */
 	struct ro_worker w[2] = { { .seed = 1 }, { .seed = 2 } };
