@@ -34,6 +34,7 @@
 #include <errno.h>
 
 #define RECLAIM_BATCH 1024   /* at least the objects of one page */
+#define RECLAIM_INLINE_ROUNDS 4
 
 struct victim {
 	uint64_t hash;
@@ -181,16 +182,22 @@ void reclaim_inline(struct udc_cache *c)
 		pthread_mutex_lock(&c->shrink_lock);
 		used = cache_bytes_used(c);
 	}
-	if (used > limit)   /* aim a quarter slack below, not to reclaim per call */
-		reclaim_locked(c, used - limit + slack / 4);
 	/*
-	 * Evicted entries are still held until their grace period ends.  If
-	 * that alone keeps us near the slack, wait for it (rcu_barrier: the
-	 * deferred frees have run), so bytes_used is within the bound when
-	 * the call returns.
+	 * Evict, aiming a quarter slack below the limit (not to reclaim on
+	 * every call).  Evicted entries are held until their grace period
+	 * ends and pages come back only when empty, so while that keeps us
+	 * past half the slack, wait for the frees and evict again: a few
+	 * rounds at most, so that bytes_used is within the bound when the
+	 * call returns.
 	 */
-	if (cache_bytes_used(c) > limit + slack / 2)
+	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
+		reclaim_locked(c, used - limit + slack / 4);
+		used = cache_bytes_used(c);
+		if (used <= limit + slack / 2)
+			break;
 		rcu_wait_frees(c);
+		used = cache_bytes_used(c);
+	}
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
