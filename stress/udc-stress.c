@@ -835,7 +835,7 @@ static int run_hit(const struct options *opt)
 	rep_f64(&r, "seconds", "seconds", opt->seconds, 3);
 	rep_hex(&r, "seed", "seed", opt->seed);
 	rep_u64(&r, "memory_limit", "memory limit (bytes)", opt->memory);
-	rep_bool(&r, "reclaim_thread", "reclaim thread", !opt->no_reclaim_thread);
+	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
 	rep_f64(&r, "preload_seconds", "preload seconds", preload, 3);
 	rep_u64(&r, "lookups", "lookups", ops);
 	rep_f64(&r, "lookups_per_sec", "lookups/s", rate, 0);
@@ -1020,7 +1020,8 @@ static void usage(FILE *f)
 		"  -m, --memory SIZE       hit: the cache's memory limit in bytes, suffix K, M,\n"
 		"                          G or T for powers of 1024 (default 1G)\n"
 		"      --no-reclaim-thread hit: create the cache with UDC_CFG_NO_RECLAIM_THREAD\n"
-		"                          (default: the background reclaim thread runs)\n"
+		"                          (this version has no reclaim thread yet: reclaim\n"
+		"                          runs inline in mutating calls either way)\n"
 		"  -l, --name-len N        name length in bytes, 1..%d (default %u); hit names\n"
 		"                          are padded to it (longer only when the index needs it)\n"
 		"  -S, --seed N            seeds the per-thread PRNGs, the choice of negative\n"
