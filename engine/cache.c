@@ -178,6 +178,7 @@ void udc_destroy(udc_cache *c)
 	rcu_barrier();   /* every deferred free has run */
 	entry_slabs_destroy(c);
 	dir_free_all(c);
+	reclaim_release(c);
 	if (cds_lfht_destroy(c->names, NULL) || cds_lfht_destroy(c->dirs, NULL))
 		udc_panic("a table was not empty at destroy");
 	for (unsigned i = 0; i < STATS_CHUNKS; i++) {

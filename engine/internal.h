@@ -196,6 +196,7 @@ struct udc_cache {
 
 	/* --- serialises udc_shrink passes (reclaim is single-threaded) --- */
 	pthread_mutex_t shrink_lock;
+	void *reclaim_scratch;            /* a pass's keys (protected by shrink_lock) */
 
 	struct stripe stripes[NR_STRIPES];
 };
@@ -323,6 +324,7 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
 void reclaim_inline(struct udc_cache *c);   /* engine/reclaim.c */
+void reclaim_release(struct udc_cache *c);  /* at destroy */
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */

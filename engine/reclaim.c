@@ -123,7 +123,10 @@ static size_t evict(struct udc_cache *c, const struct victim *v)
 
 static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
 {
-	struct victim *v = malloc(sizeof(*v) * RECLAIM_BATCH);   /* scratch, not cache memory */
+	/* Scratch for one page's keys, made once (counted), kept for later passes. */
+	if (!c->reclaim_scratch)
+		c->reclaim_scratch = mem_alloc(c, sizeof(struct victim) * RECLAIM_BATCH);
+	struct victim *v = c->reclaim_scratch;
 	size_t freed = 0;
 	/* Bounded: a page a round, and a page holds at least 256 entries. */
 	int64_t rounds = atomic_load_explicit(&c->nr_entries, memory_order_relaxed) / 256 + 4;
@@ -141,9 +144,14 @@ static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
 		for (unsigned i = 0; i < n && freed < bytes; i++)
 			freed += evict(c, &v[i]);
 	}
-	free(v);
 	entry_free_flush(c);
 	return freed;
+}
+
+void reclaim_release(struct udc_cache *c)
+{
+	mem_free(c, c->reclaim_scratch, sizeof(struct victim) * RECLAIM_BATCH);
+	c->reclaim_scratch = NULL;
 }
 
 /* Wait until what was evicted is freed and its emptied pages are back. */
