@@ -277,6 +277,12 @@ static inline struct udc_pos *entry_pos(struct udc_entry *e)
 	return (struct udc_pos *)e;
 }
 
+/* The answer a positive entry gives. */
+static inline struct udc_attr pos_attr(const struct udc_pos *p)
+{
+	return (struct udc_attr){ .ino = p->ino, .type = p->e.type, .cookie = p->cookie };
+}
+
 /* ---- engine/dir.c: directory objects ---- */
 struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino);
 struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino);   /* find or create; NULL on ENOMEM */

@@ -73,16 +73,6 @@ static inline void entry_hit(struct udc_entry *e)
 		atomic_store_explicit(&e->hits, (uint8_t)(h + 1), memory_order_relaxed);
 }
 
-static inline void attr_of_pos(const struct udc_pos *p, struct udc_attr *out)
-{
-	if (out) {
-		out->ino = p->ino;
-		out->type = p->e.type;
-		out->flags = 0;
-		out->cookie = p->cookie;
-	}
-}
-
 /* ".." of dir: the root's is the root; others' from the directory object. */
 int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
 {
@@ -126,7 +116,8 @@ int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, 
 	if (e && entry_current(e)) {
 		entry_hit(e);
 		if (e->kind == ENT_POSITIVE) {
-			attr_of_pos((const struct udc_pos *)e, out);
+			if (out)
+				*out = pos_attr((const struct udc_pos *)e);
 			r = UDC_POSITIVE;
 		} else {
 			r = UDC_NEGATIVE;

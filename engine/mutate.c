@@ -155,7 +155,7 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 	if (e && e->kind == ENT_POSITIVE &&
 	    e->gen == atomic_load_explicit(&e->dir->gen, memory_order_relaxed)) {
 		const struct udc_pos *p = entry_pos(e);
-		*out = (struct udc_attr){ .ino = p->ino, .type = p->e.type, .cookie = p->cookie };
+		*out = pos_attr(p);
 		found = true;
 	}
 	rcu_read_unlock();

@@ -98,7 +98,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
 		if (r == 0 && out) {
 			const struct udc_pos *p = (const struct udc_pos *)e;
-			*out = (struct udc_attr){ .ino = p->ino, .type = p->e.type, .cookie = p->cookie };
+			*out = pos_attr(p);
 		}
 		rcu_read_unlock();
 		pthread_mutex_unlock(&s->lock);

@@ -439,20 +439,28 @@ static void model_delay(unsigned us)
 		usleep(us);
 }
 
-static int model_be_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
-			   struct udc_attr *out)
+/* What every backend call does first: count it, note its ctx, and sleep
+ * for the configured delay (read under the lock, slept outside it). */
+static void model_call_begin(struct model *m, _Atomic uint64_t *counter, void *ctx)
 {
-	struct model *m = model_of(ctx);
-	struct udc_attr a;
 	unsigned delay;
-	int r = 0;
 
-	atomic_fetch_add(&m->lookups, 1);
+	atomic_fetch_add(counter, 1);
 	atomic_store(&m->last_ctx, ctx);
 	model_lock(m);
 	delay = m->delay_us;
 	model_unlock(m);
 	model_delay(delay);
+}
+
+static int model_be_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
+			   struct udc_attr *out)
+{
+	struct model *m = model_of(ctx);
+	struct udc_attr a;
+	int r = 0;
+
+	model_call_begin(m, &m->lookups, ctx);
 
 	model_lock(m);
 	for (struct merr *e = m->errs; e; e = e->next)
@@ -481,14 +489,8 @@ static ssize_t model_be_readlink(void *ctx, udc_ino ino, char *buf, size_t size)
 	struct model *m = model_of(ctx);
 	struct mobj *o;
 	ssize_t r;
-	unsigned delay;
 
-	atomic_fetch_add(&m->readlinks, 1);
-	atomic_store(&m->last_ctx, ctx);
-	model_lock(m);
-	delay = m->delay_us;
-	model_unlock(m);
-	model_delay(delay);
+	model_call_begin(m, &m->readlinks, ctx);
 
 	model_lock(m);
 	o = obj_get(m, ino, false);
