@@ -115,6 +115,11 @@ size_t entry_size(enum entry_kind kind, size_t len)
 	return head + (len <= inline_max ? len : sizeof(char *));
 }
 
+size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
+{
+	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(e)));
+}
+
 /* The slab classes of entries: negatives and positives apart. */
 static const struct slab_config entry_classes[2] = {
 	[ENT_NEGATIVE] = { .nr_classes = 2, .class_size = { 64, 96 }, .retained_max = 2 },

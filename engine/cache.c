@@ -248,6 +248,7 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.nr_dirs = (uint64_t)atomic_load_explicit(&c->nr_dirs, memory_order_relaxed),
 		.stale_answers = G(stale_answers),
 		.walk_retries = G(walk_retries),
+		.entries_moved = G(moved),
 	};
 #undef G
 	memcpy(st, &s, st->size);   /* fields past the caller's size stay untouched */
@@ -285,6 +286,7 @@ int engine_check(struct udc_cache *c)
 	struct udc_entry *e;
 	struct udc_dir *d;
 	int64_t entries = 0, pos = 0, neg = 0;
+	size_t slots = 0;
 	int bad = 0;
 
 #define CHECK(cond, ...)                                                          \
@@ -300,6 +302,7 @@ int engine_check(struct udc_cache *c)
 	table_for_each(c->names, &it, n) {
 		e = entry_of(n);
 		entries++;
+		slots += entry_slot_size(c, e);
 		CHECK(e->len >= 1, "entry with empty name");
 		CHECK(e->kind == ENT_POSITIVE || e->kind == ENT_NEGATIVE, "bad kind %u", e->kind);
 		CHECK(name_check(entry_name(e), e->len) == 0 && !name_is_dotdot(entry_name(e), e->len),
@@ -332,6 +335,8 @@ int engine_check(struct udc_cache *c)
 	}
 	rcu_read_unlock();
 
+	CHECK(slots == atomic_load(&c->entry_bytes), "entries' slots %zu bytes, counted %zu",
+	      slots, atomic_load(&c->entry_bytes));
 	struct udc_stats st = { .size = sizeof(st) };
 	udc_stats_get(c, &st);
 	CHECK(entries == atomic_load(&c->nr_entries), "table holds %lld, counted %lld",

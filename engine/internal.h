@@ -185,6 +185,7 @@ struct udc_cache {
 	_Atomic size_t limit;             /* bytes_limit */
 	_Atomic int64_t nr_dirs;
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
+	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
 
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
@@ -197,6 +198,8 @@ struct udc_cache {
 	/* --- serialises udc_shrink passes (reclaim is single-threaded) --- */
 	pthread_mutex_t shrink_lock;
 	void *reclaim_scratch;            /* a pass's keys (protected by shrink_lock) */
+	size_t compact_mark_live;         /* entry_bytes when compaction last ran dry, */
+	size_t compact_mark_pages;        /* and the slab bytes then; 0: not backed off */
 
 	struct stripe stripes[NR_STRIPES];
 };
@@ -250,6 +253,7 @@ void mem_free_line(struct udc_cache *c, void *p, size_t size);
 struct udc_cache *cache_struct_alloc(size_t *bytes);   /* *bytes: its real size */
 void cache_struct_free(struct udc_cache *c);
 size_t entry_size(enum entry_kind kind, size_t len);
+size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);  /* its slab slot */
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
 			      size_t len);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
@@ -331,6 +335,25 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
 void reclaim_inline(struct udc_cache *c);   /* engine/reclaim.c */
 void reclaim_release(struct udc_cache *c);  /* at destroy */
+
+/* A copy of an entry's key, taken while the entry may be freed under us. */
+struct entry_key {
+	uint64_t hash;
+	udc_ino dir;
+	uint8_t len;
+	char name[UDC_NAME_MAX];
+};
+/* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
+ * e is in an isolated slab page (its bytes stay until putback). */
+bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
+
+/* ---- engine/compact.c: moving entries out of sparse slab pages ---- */
+/* Compact when the slab pages are mostly empty: a bounded batch, or nothing
+ * if another thread is at it.  No lock held, outside rcu_read_lock. */
+void compact_inline(struct udc_cache *c);
+/* Compact until no sparse page is left, in bounded batches (shrink_lock
+ * taken per batch, so not held by the caller).  Returns the objects handled. */
+size_t compact_all(struct udc_cache *c);
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */

@@ -85,8 +85,9 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		atomic_fetch_sub_explicit(&d->nr_negative, 1, memory_order_relaxed);
 		stat_add(ts, neg_dropped, 1);
 	}
-	/* relaxed: a size estimate for accounting */
+	/* relaxed: size estimates for accounting and compaction */
 	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
 	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
 }
@@ -116,8 +117,9 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		atomic_fetch_add_explicit(&d->nr_negative, 1, memory_order_relaxed);
 		stat_add(ts, neg_added, 1);
 	}
-	/* relaxed: a size estimate for accounting */
+	/* relaxed: size estimates for accounting and compaction */
 	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 
 	/* release: a sweeper that reads 1 (acquire) sees the entry's fields */
 	atomic_store_explicit(&e->published, 1, memory_order_release);

@@ -36,37 +36,36 @@
 #define RECLAIM_BATCH 1024   /* at least the objects of one page */
 #define RECLAIM_INLINE_ROUNDS 4
 
-struct victim {
-	uint64_t hash;
-	udc_ino dir;
-	uint8_t len;
-	char name[UDC_NAME_MAX];
-};
-
 struct sweep {
 	struct udc_cache *c;
-	struct victim *v;
+	struct entry_key *v;
 	unsigned n, max;
 };
+
+bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
+{
+	bool live;
+
+	rcu_read_lock();   /* an external name stays until our unlock */
+	/* acquire: pairs with the release in entry_publish_locked */
+	live = atomic_load_explicit(&e->published, memory_order_acquire);
+	if (live) {
+		out->dir = e->dir->ino;
+		out->len = e->len;
+		memcpy(out->name, entry_name(e), e->len);
+		out->hash = hash_name(&c->key, out->dir, out->name, out->len);
+	}
+	rcu_read_unlock();
+	return live;
+}
 
 /* slab_page_for_each() callback: copy the key of a published entry. */
 static void sweep_collect(void *arg, void *obj)
 {
 	struct sweep *sw = arg;
-	struct udc_entry *e = obj;
 
-	if (sw->n == sw->max)
-		return;
-	rcu_read_lock();   /* an external name stays until our unlock */
-	/* acquire: pairs with the release in entry_publish_locked */
-	if (atomic_load_explicit(&e->published, memory_order_acquire)) {
-		struct victim *v = &sw->v[sw->n++];
-		v->dir = e->dir->ino;
-		v->len = e->len;
-		memcpy(v->name, entry_name(e), e->len);
-		v->hash = hash_name(&sw->c->key, v->dir, v->name, v->len);
-	}
-	rcu_read_unlock();
+	if (sw->n < sw->max && entry_key_copy(sw->c, obj, &sw->v[sw->n]))
+		sw->n++;
 }
 
 /* Where a pass has got to: the next page age to sweep, per slab and class. */
@@ -80,7 +79,7 @@ struct sweep_cursor {
  * Pages already swept in this pass (their entries wait for their grace
  * period) are past the cursor.  Returns how many keys.
  */
-static unsigned collect(struct udc_cache *c, struct sweep_cursor *cur, struct victim *v,
+static unsigned collect(struct udc_cache *c, struct sweep_cursor *cur, struct entry_key *v,
 			unsigned max)
 {
 	struct sweep sw = { .c = c, .v = v, .max = max };
@@ -102,7 +101,7 @@ static unsigned collect(struct udc_cache *c, struct sweep_cursor *cur, struct vi
 	return 0;
 }
 
-static size_t evict(struct udc_cache *c, const struct victim *v)
+static size_t evict(struct udc_cache *c, const struct entry_key *v)
 {
 	const struct name_key k = { .dir = v->dir, .name = v->name, .len = v->len };
 	struct stripe *s = stripe_of(c, v->hash);
@@ -125,8 +124,8 @@ static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
 {
 	/* Scratch for one page's keys, made once (counted), kept for later passes. */
 	if (!c->reclaim_scratch)
-		c->reclaim_scratch = mem_alloc(c, sizeof(struct victim) * RECLAIM_BATCH);
-	struct victim *v = c->reclaim_scratch;
+		c->reclaim_scratch = mem_alloc(c, sizeof(struct entry_key) * RECLAIM_BATCH);
+	struct entry_key *v = c->reclaim_scratch;
 	size_t freed = 0;
 	/* Bounded: a page a round, and a page holds at least 256 entries. */
 	int64_t rounds = atomic_load_explicit(&c->nr_entries, memory_order_relaxed) / 256 + 4;
@@ -150,7 +149,7 @@ static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
 
 void reclaim_release(struct udc_cache *c)
 {
-	mem_free(c, c->reclaim_scratch, sizeof(struct victim) * RECLAIM_BATCH);
+	mem_free(c, c->reclaim_scratch, sizeof(struct entry_key) * RECLAIM_BATCH);
 	c->reclaim_scratch = NULL;
 }
 
@@ -172,6 +171,7 @@ static size_t reclaim_slack(size_t limit)
 
 void reclaim_inline(struct udc_cache *c)
 {
+	compact_inline(c);   /* pages back without losing answers, first */
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t used = cache_bytes_used(c);
@@ -214,9 +214,23 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	if (!c || bytes == 0)
 		return 0;
 	thread_enter();
-	pthread_mutex_lock(&c->shrink_lock);
-	size_t freed = reclaim_locked(c, bytes);
-	rcu_wait_frees(c);
+	size_t freed = 0;
+	if (bytes != SIZE_MAX) {
+		/* First what compaction gives back (no answer lost); not when
+		 * everything goes, where moving entries is wasted work. */
+		size_t before = cache_bytes_used(c);
+		compact_all(c);
+		pthread_mutex_lock(&c->shrink_lock);
+		rcu_wait_frees(c);
+		size_t after = cache_bytes_used(c);
+		freed = before > after ? before - after : 0;
+	} else {
+		pthread_mutex_lock(&c->shrink_lock);
+	}
+	if (freed < bytes) {
+		freed += reclaim_locked(c, bytes - freed);
+		rcu_wait_frees(c);
+	}
 	pthread_mutex_unlock(&c->shrink_lock);
 	return freed;
 }

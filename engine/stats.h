@@ -28,7 +28,8 @@
 	X(neg_dropped, "negative entries unpublished")                            \
 	X(evictions, "entries reclaimed by udc_shrink or the memory limit")       \
 	X(stale_answers, "backend answers returned but not cached (raced a mutation)") \
-	X(walk_retries, "udc_walk passes redone after a rename or rmdir")
+	X(walk_retries, "udc_walk passes redone after a rename or rmdir")         \
+	X(moved, "entries moved to another slab page by compaction")
 
 struct thread_stats {
 #define X(name, meaning) _Atomic uint64_t name;

@@ -325,7 +325,11 @@ UDC_API int udc_dir_complete(udc_cache *c, udc_ino dir);
 /**
  * udc_shrink() - free about @bytes of cached entries (all if SIZE_MAX).
  *
- * Works in bounded batches and never blocks lookups.
+ * First compacts: entries of sparse pages move to dense ones and the pages
+ * go back, with no answer lost; then, if that gave back less than @bytes,
+ * evicts entries for the rest.  Waits for the frees (grace periods), so
+ * the bytes are given back when it returns.  Works in bounded batches and
+ * never blocks lookups.
  * Context: any thread, outside an RCU read-side section of the caller's own.
  * Return: the bytes freed (0 for a NULL cache).
  */
@@ -369,6 +373,8 @@ struct udc_stats {
 	uint64_t nr_dirs;              /* directory objects held now */
 	uint64_t stale_answers;        /* backend answers returned but not cached */
 	uint64_t walk_retries;         /* walks redone after a rename or rmdir */
+	uint64_t entries_moved;        /* entries moved between slab pages by
+	                                * compaction (memory given back, answers kept) */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

@@ -166,27 +166,19 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg)
 
 /*
  * The oldest sparse PARTIAL page of @c of age >= @min_age, isolated, or
- * NULL: occupancy below half and at most the average of the class's
- * non-open pages.
+ * NULL: occupancy below half.  (Not "below the class average" as well:
+ * after a mass free every page is sparse, and all of them must empty.)
+ * Survivors go to pages at least half full or to new ones (slab.c's
+ * refill while compacting), so a page is never moved into a candidate.
  */
 static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_age)
 {
 	struct slab_page *p, *found = NULL;
-	uint64_t live = 0, cap = 0;
 
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry(p, &c->pages, link) {
-		if (p->state == SLAB_OPEN)
-			continue;
-		live += slab_page_live(p);
-		cap += p->capacity;
-	}
-	cds_list_for_each_entry(p, &c->pages, link) {
-		if (p->state != SLAB_PARTIAL || p->age < min_age)
-			continue;
-		uint64_t l = slab_page_live(p);
-		/* l/capacity < 1/2 and l/capacity <= live/cap */
-		if (2 * l < p->capacity && l * cap <= live * p->capacity) {
+		if (p->state == SLAB_PARTIAL && p->age >= min_age &&
+		    2 * slab_page_live(p) < p->capacity) {
 			isolate_locked(p);
 			found = p;
 			break;

@@ -168,7 +168,7 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
 
 /*
  * Compaction of class @cls: isolate sparse partial pages (occupancy below
- * half and at most the class average), oldest first, and ask @move about
+ * half), oldest first, and ask @move about
  * each of their objects (as slab_relocate) until @budget objects were
  * handled; emptied pages go back after a grace period.  Returns the number
  * of objects handled.  Bounded work: at most @budget callbacks, plus one

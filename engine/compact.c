@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/compact.c - moving entries out of sparse slab pages, and when.
+ *
+ * Owns: the engine's move callback for slab_compact() (entry_move) and
+ * the decision to compact.  Nothing outside the cache holds a pointer to
+ * an entry, so any entry can move: the survivors of a sparse page are
+ * copied into a dense one and the copy replaces the original in the name
+ * table (cds_lfht_replace), so that the page empties and goes back.  A
+ * stale entry (its directory's generation moved on) is not worth a copy
+ * and is dropped instead.  Lookups never see a name missing: the table
+ * holds the old copy or the new one at every instant, with the same bytes.
+ *
+ * When: compact_inline() runs at the end of every mutating call (with
+ * reclaim_inline) and does a bounded batch (COMPACT_BATCH objects) when
+ * the entries fill less than half of the slab bytes and more than
+ * COMPACT_SLACK is at stake; a batch that finds nothing left to move backs
+ * off until the entries shrink or the pages grow by an eighth.  Until the
+ * shrink module's background thread exists, compaction happens there and
+ * in udc_shrink() (compact_all) only.
+ *
+ * Locking:
+ *   shrink_lock serialises compaction with reclaim passes (inline: only
+ *   tried, never waited for); it protects compact_mark_*.  entry_move
+ *   takes the entry's stripe lock outside rcu_read_lock (mutate.c's rule),
+ *   and the directory's spinlock inside it for a positive's children link.
+ *   slab_compact() holds no slab lock across the callback.
+ *
+ * Ordering:
+ *   The new copy is written before cds_lfht_replace, which is a full
+ *   barrier around the link change (rculfhash), so a reader that finds the
+ *   new copy sees its bytes.  The old copy is freed by slab after a grace
+ *   period (slab_relocate, SLAB_MOVED): readers that found it read intact
+ *   bytes until their read-side section ends.  An external name passes to
+ *   the new copy with the pointer; the old copy's slab free does not free
+ *   it.  compact_mark_* and the size counters are relaxed: heuristics.
+ */
+#include "engine/internal.h"
+
+#define COMPACT_BATCH 256              /* objects per inline batch (~100 us) */
+#define COMPACT_SLACK ((size_t)4 << 20) /* below this much free slab space, leave it */
+
+/*
+ * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
+ * class), or drop it if stale, or leave it if it is no longer published.
+ */
+static enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
+{
+	struct udc_cache *c = arg;
+	struct udc_entry *old = old_obj, *e = new_obj;
+	struct entry_key key;
+	enum slab_verdict v = SLAB_KEPT;
+
+	if (!entry_key_copy(c, old, &key))
+		return SLAB_KEPT;   /* dead: slab gets it back when its free lands */
+	const struct name_key k = { .dir = key.dir, .name = key.name, .len = key.len };
+	struct stripe *s = stripe_of(c, key.hash);
+	struct cds_lfht_iter it;
+	bool stale = false;
+
+	pthread_mutex_lock(&s->lock);
+	rcu_read_lock();
+	cds_lfht_lookup(c->names, key.hash, name_match, &k, &it);
+	if (cds_lfht_iter_get_node(&it) != &old->node)
+		goto out;   /* replaced or dropped since the key was copied */
+	if (old->gen != atomic_load_explicit(&old->dir->gen, memory_order_relaxed)) {
+		/* Stale: no lookup answers from it; drop it (below). */
+		stale = cds_lfht_del(c->names, &old->node) == 0;
+		udc_assert(stale);   /* the stripe is ours: nobody else removes it */
+		goto out;
+	}
+	/* The header field by field (hits is raised by readers: an atomic
+	 * load), the rest (attr, name or its pointer) as bytes. */
+	e->dir = old->dir;
+	e->gen = old->gen;
+	e->len = old->len;
+	e->kind = old->kind;
+	e->ext = old->ext;
+	e->type = old->type;
+	atomic_init(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed));
+	atomic_init(&e->published, 1);
+	memcpy(e + 1, old + 1, entry_size((enum entry_kind)old->kind, old->len) - sizeof(*old));
+	if (old->kind == ENT_POSITIVE) {
+		udc_spin_lock(&old->dir->lock);
+		cds_list_replace(&entry_pos(old)->child, &entry_pos(e)->child);
+		udc_spin_unlock(&old->dir->lock);
+	}
+	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);
+	udc_assert(rc == 0);   /* same key, and the stripe keeps it in the table */
+	(void)rc;
+	/* relaxed: the old copy is out of the table; sweepers find no key */
+	atomic_store_explicit(&old->published, 0, memory_order_relaxed);
+	stat_add(thread_stats(c), moved, 1);
+	v = SLAB_MOVED;
+out:
+	rcu_read_unlock();
+	if (stale) {
+		/* Freed the engine's way (its external name too): new_obj goes back. */
+		entry_unlink_locked(c, old);
+		stat_add(thread_stats(c), evictions, 1);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
+/* Compact every class of both slabs, at most @budget objects in all. */
+static size_t compact_locked(struct udc_cache *c, size_t budget)
+{
+	size_t done = 0;
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct slab *s = c->slabs[k];
+		for (unsigned cls = 0; cls < slab_nr_classes(s) && done < budget; cls++)
+			done += slab_compact(s, cls, budget - done, entry_move, c);
+	}
+	entry_free_flush(c);   /* the dropped stale ones */
+	return done;
+}
+
+static bool fragmented(struct udc_cache *c, size_t *live, size_t *pages)
+{
+	*live = atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
+	*pages = entry_slabs_bytes(c);
+	return *pages > 2 * *live + COMPACT_SLACK;
+}
+
+/* Worth a batch: fragmented, and not backed off (or things changed since). */
+static bool compact_wanted(struct udc_cache *c)
+{
+	size_t live, pages;
+
+	if (!fragmented(c, &live, &pages))
+		return false;
+	size_t mark_live = c->compact_mark_live, mark_pages = c->compact_mark_pages;
+	return mark_pages == 0 || 8 * live < 7 * mark_live || 8 * pages > 9 * mark_pages;
+}
+
+void compact_inline(struct udc_cache *c)
+{
+	if (!compact_wanted(c))   /* racy read of the marks: a heuristic */
+		return;
+	if (pthread_mutex_trylock(&c->shrink_lock))
+		return;   /* a pass is running: it is at it */
+	if (compact_wanted(c)) {
+		size_t live, pages;
+		bool dry = compact_locked(c, COMPACT_BATCH) < COMPACT_BATCH;
+		fragmented(c, &live, &pages);
+		c->compact_mark_live = dry ? live : 0;
+		c->compact_mark_pages = dry ? pages : 0;
+	}
+	pthread_mutex_unlock(&c->shrink_lock);
+}
+
+size_t compact_all(struct udc_cache *c)
+{
+	size_t done = 0, n;
+
+	/* This thread's open pages become candidates too (others' stay theirs). */
+	slab_thread_release(c->slabs[ENT_NEGATIVE]);
+	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	do {   /* shrink_lock per batch: inline reclaim waits one batch at most */
+		pthread_mutex_lock(&c->shrink_lock);
+		n = compact_locked(c, COMPACT_BATCH);
+		c->compact_mark_live = c->compact_mark_pages = 0;
+		pthread_mutex_unlock(&c->shrink_lock);
+		done += n;
+	} while (n == COMPACT_BATCH);
+	return done;
+}

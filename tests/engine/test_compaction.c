@@ -1,0 +1,292 @@
+/*
+ * tests/engine/test_compaction.c - entries move out of sparse slab pages
+ * and the pages go back, with never a wrong, missing or resurrected answer.
+ *
+ * The concurrent test fills a cache, then removes a random 90% of its
+ * names while reader threads look up survivors (every answer must be the
+ * one added) and removed names (once the removal returned, never an
+ * answer again), and a mutator churns names of its own.  The removals
+ * trigger inline compaction, which moves the survivors under the readers.
+ * The others check udc_shrink(): it compacts before it evicts, and it
+ * drops stale entries rather than moving them.  Seeds are printed.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "common/prng.h"
+#include "common/tcache.h"
+#include "engine/internal.h"
+
+#define CP_DIRS 16
+#define CP_READERS 2
+
+/* Name i: every 16th is long (kept apart from the entry), a quarter are negatives. */
+static size_t cp_name(char *buf, size_t size, unsigned i)
+{
+	static const char pad[] = "-padding-to-push-the-name-past-sixty-four-bytes-inline-room-x";
+
+	if (i % 16 == 5)
+		return (size_t)snprintf(buf, size, "long-%u%s", i, pad);
+	return (size_t)snprintf(buf, size, "n%u%.3s", i, pad);
+}
+
+static udc_ino cp_dir(unsigned i)
+{
+	return 100 + i % CP_DIRS;
+}
+
+static bool cp_negative(unsigned i)
+{
+	return i % 4 == 1;
+}
+
+static void cp_fill(udc_cache *c, unsigned n)
+{
+	char nm[128];
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = cp_name(nm, sizeof(nm), i);
+		struct udc_attr a = tc_attr(10000 + i, UDC_TYPE_REG, i);
+		int r = cp_negative(i) ? udc_add_negative(c, cp_dir(i), nm, len, 0)
+				       : udc_add(c, cp_dir(i), nm, len, &a);
+		cr_assert_eq(r, 0, "add %u: %d", i, r);
+	}
+}
+
+/* The answer name i must give while it is kept: a failure message or NULL. */
+static const char *cp_check_kept(udc_cache *c, unsigned i)
+{
+	char nm[128];
+	size_t len = cp_name(nm, sizeof(nm), i);
+	struct udc_attr a;
+	int r = udc_lookup(c, cp_dir(i), nm, len, &a);
+
+	if (cp_negative(i))
+		return r == UDC_NEGATIVE ? NULL : "kept negative not answered negative";
+	if (r != UDC_POSITIVE)
+		return "kept positive not answered positive";
+	return a.ino == 10000 + i && a.cookie == i ? NULL : "kept positive with a wrong attr";
+}
+
+/* Evict-free settling: hand this thread's frees to RCU and wait for them
+ * and for the pages they empty. */
+static void cp_settle(udc_cache *c)
+{
+	entry_free_flush(c);
+	rcu_barrier();
+	rcu_barrier();
+}
+
+static size_t cp_slab_pages(udc_cache *c)
+{
+	return entry_slabs_bytes(c);
+}
+
+struct cp_shared {
+	udc_cache *c;
+	unsigned n;
+	const uint8_t *kept;          /* 1: never removed (immutable) */
+	_Atomic uint8_t *removed;     /* 1: its removal returned (release) */
+	atomic_bool stop;
+	struct tfail fail;
+};
+
+struct cp_reader {
+	struct cp_shared *sh;
+	uint64_t seed;
+	unsigned long checked;
+};
+
+static void *cp_read(void *arg)
+{
+	struct cp_reader *rd = arg;
+	struct cp_shared *sh = rd->sh;
+	struct prng p;
+	char nm[128];
+
+	prng_init(&p, rd->seed);
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		unsigned i = (unsigned)prng_below(&p, sh->n);
+		if (sh->kept[i]) {
+			const char *why = cp_check_kept(sh->c, i);
+			TCHECK(&sh->fail, !why, "name %u: %s", i, why);
+		} else if (atomic_load_explicit(&sh->removed[i], memory_order_acquire)) {
+			size_t len = cp_name(nm, sizeof(nm), i);
+			int r = udc_lookup(sh->c, cp_dir(i), nm, len, NULL);
+			TCHECK(&sh->fail, r == UDC_MISS, "name %u answered %s after its removal", i,
+			       tc_res_str(r));
+		}
+		rd->checked++;
+	}
+	return NULL;
+}
+
+/* Adds and removes names of its own directory, racing the compactor's stripes. */
+static void *cp_churn(void *arg)
+{
+	struct cp_shared *sh = arg;
+	char nm[32];
+	unsigned k = 0;
+
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		int len = snprintf(nm, sizeof(nm), "churn%u", k % 4096);
+		if (k % 2)
+			udc_invalidate(sh->c, 99, nm, (size_t)len);
+		else
+			udc_add_negative(sh->c, 99, nm, (size_t)len, 0);
+		k++;
+	}
+	return NULL;
+}
+
+Test(compaction, moves_survivors_under_concurrent_lookups, .timeout = 300)
+{
+	const unsigned n = 200000;
+	uint64_t seed = test_seed("compaction");
+	udc_cache *c = tc_create(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD);
+	uint8_t *kept = calloc(n, 1);
+	_Atomic uint8_t *removed = calloc(n, sizeof(*removed));
+	unsigned *order = malloc(n * sizeof(*order));
+	struct prng p;
+	char nm[128];
+
+	cr_assert(kept && removed && order);
+	prng_init(&p, seed);
+	size_t base = tc_stats(c).bytes_used;
+	cp_fill(c, n);
+	size_t peak = tc_stats(c).bytes_used;
+	/* Keep a random 10%; remove the rest in random order. */
+	unsigned nr_removed = 0;
+	for (unsigned i = 0; i < n; i++) {
+		kept[i] = prng_chance(&p, 1, 10);
+		if (!kept[i])
+			order[nr_removed++] = i;
+	}
+	for (unsigned i = nr_removed; i > 1; i--) {
+		unsigned j = (unsigned)prng_below(&p, i), t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+
+	struct cp_shared sh = { .c = c, .n = n, .kept = kept, .removed = removed };
+	tfail_init(&sh.fail);
+	struct cp_reader rd[CP_READERS];
+	pthread_t th[CP_READERS + 1];
+	for (unsigned t = 0; t < CP_READERS; t++) {
+		rd[t] = (struct cp_reader){ .sh = &sh, .seed = seed + 1 + t };
+		cr_assert_eq(pthread_create(&th[t], NULL, cp_read, &rd[t]), 0);
+	}
+	cr_assert_eq(pthread_create(&th[CP_READERS], NULL, cp_churn, &sh), 0);
+	for (unsigned k = 0; k < nr_removed; k++) {
+		unsigned i = order[k];
+		size_t len = cp_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_invalidate(c, cp_dir(i), nm, len), 0);
+		/* release: a reader that sees 1 looks up after the removal */
+		atomic_store_explicit(&removed[i], 1, memory_order_release);
+	}
+	/* And compaction to the end, still under the readers. */
+	compact_all(c);
+	atomic_store(&sh.stop, true);
+	for (unsigned t = 0; t <= CP_READERS; t++)
+		pthread_join(th[t], NULL);
+	tfail_assert_none(&sh.fail);
+
+	struct udc_stats st = tc_stats(c);
+	cr_assert_gt(st.entries_moved, 0, "nothing was moved");
+	cr_assert_eq(st.evictions, 0, "compaction evicted a live entry");
+	for (unsigned i = 0; i < n; i++) {
+		const char *why = kept[i] ? cp_check_kept(c, i) : NULL;
+		cr_assert(!why, "name %u: %s", i, why);
+	}
+	cp_settle(c);
+	size_t live = atomic_load(&c->entry_bytes), pages = cp_slab_pages(c);
+	size_t final = tc_stats(c).bytes_used;
+	fprintf(stderr,
+		"compaction (seed %#llx): moved %llu; slab %zu KiB for %zu KiB of entries; "
+		"bytes_used %zu -> %zu -> %zu KiB (%.1f%% of the growth kept)\n",
+		(unsigned long long)seed, (unsigned long long)st.entries_moved, pages >> 10,
+		live >> 10, base >> 10, peak >> 10, final >> 10,
+		100.0 * (double)(final - base) / (double)(peak - base));
+	/* The pages follow the entries: at most twice them, plus the open and
+	 * retained pages (a few 64 KiB pages per class and thread). */
+	cr_assert_leq(pages, 2 * live + ((size_t)2 << 20), "slab %zu bytes for %zu of entries",
+		      pages, live);
+	cr_assert_eq(engine_check(c), 0);
+	cr_assert_eq(slab_check(c->slabs[ENT_NEGATIVE]), 0);
+	cr_assert_eq(slab_check(c->slabs[ENT_POSITIVE]), 0);
+	udc_destroy(c);
+	free(kept);
+	free((void *)removed);
+	free(order);
+}
+
+/* Fill n names, remove all but every tenth (too little for inline compaction). */
+static udc_cache *cp_sparse_cache(unsigned n)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD);
+	char nm[128];
+
+	cp_fill(c, n);
+	for (unsigned i = 0; i < n; i++) {
+		if (i % 10 == 0)
+			continue;
+		size_t len = cp_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_invalidate(c, cp_dir(i), nm, len), 0);
+	}
+	cp_settle(c);
+	return c;
+}
+
+Test(compaction, shrink_compacts_before_it_evicts)
+{
+	const unsigned n = 20000;
+	udc_cache *c = cp_sparse_cache(n);
+
+	cr_assert_eq(tc_stats(c).entries_moved, 0, "inline compaction ran on a small cache");
+	size_t before = tc_stats(c).bytes_used, pages = cp_slab_pages(c);
+	size_t freed = udc_shrink(c, 1);
+	struct udc_stats st = tc_stats(c);
+	cr_assert_gt(st.entries_moved, 0);
+	cr_assert_eq(st.evictions, 0, "udc_shrink evicted though compaction freed enough");
+	cr_assert_gt(freed, 0);
+	cr_assert_eq(before - st.bytes_used, freed, "udc_shrink said %zu, bytes_used fell %zu",
+		     freed, before - (size_t)st.bytes_used);
+	cr_assert_lt(cp_slab_pages(c), pages);
+	for (unsigned i = 0; i < n; i += 10) {
+		const char *why = cp_check_kept(c, i);
+		cr_assert(!why, "name %u: %s", i, why);
+	}
+	cr_assert_eq(st.nr_positive + st.nr_negative, n / 10);
+	cr_assert_eq(engine_check(c), 0);
+	udc_destroy(c);
+}
+
+Test(compaction, stale_entries_are_dropped_not_moved)
+{
+	const unsigned n = 20000;
+	udc_cache *c = cp_sparse_cache(n);
+	char nm[128];
+
+	/* One directory's entries become stale: its generation moves on. */
+	cr_assert_eq(udc_invalidate_dir(c, cp_dir(3)), 0);
+	unsigned stale = 0;
+	for (unsigned i = 3; i < n; i += CP_DIRS)
+		stale += i % 10 == 0;
+	udc_shrink(c, 1);
+	struct udc_stats st = tc_stats(c);
+	cr_assert_eq(st.evictions, stale, "%llu evicted, %u stale",
+		     (unsigned long long)st.evictions, stale);
+	cr_assert_eq(st.nr_positive + st.nr_negative, n / 10 - stale);
+	for (unsigned i = 0; i < n; i += 10) {
+		if (cp_dir(i) == cp_dir(3)) {
+			size_t len = cp_name(nm, sizeof(nm), i);
+			cr_assert_eq(udc_lookup(c, cp_dir(i), nm, len, NULL), UDC_MISS);
+			continue;
+		}
+		const char *why = cp_check_kept(c, i);
+		cr_assert(!why, "name %u: %s", i, why);
+	}
+	cr_assert_eq(engine_check(c), 0);
+	udc_destroy(c);
+}
