@@ -46,21 +46,57 @@ static bool membarrier_available(void)
 	return cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 }
 
+/*
+ * The bucket count of an rculfhash table, modelled (liburcu does not tell
+ * it).  Our tables auto-resize with node accounting, and liburcu 0.13's
+ * policy (rculfhash.c: check_resize, ht_count_add/ht_count_del) is: below
+ * small_max = 1024 x (configured CPUs rounded up to a power of two) nodes,
+ * grow by chain length (to small_max buckets, and never shrink); above it, when the node
+ * count reaches a power of two n, grow to n buckets if n >= 8 x buckets,
+ * and on the way down shrink to n buckets if n < 8 x buckets.  The model
+ * applies the same rule to our exact count at its powers of two (liburcu's
+ * count is committed in steps of 1024 per CPU, so the model runs a little
+ * ahead of the table), and bytes_used counts 16 bytes per modelled bucket.
+ */
 static size_t pow2_at_least(size_t n)
 {
-	size_t p = MIN_BUCKETS;
+	size_t p = 1;
 
 	while (p < n)
 		p <<= 1;
 	return p;
 }
 
+void table_model_init(struct table_model *t)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	t->small_max = (size_t)1024 * pow2_at_least(cpus > 0 ? (size_t)cpus : 1);
+	/* Chains of three come early in a 1024-bucket table: it is at
+	 * small_max after its first few hundred nodes.  Count it there. */
+	atomic_init(&t->buckets, t->small_max > MIN_BUCKETS ? t->small_max : MIN_BUCKETS);
+}
+
+void table_model_count(struct table_model *t, int64_t count, bool added)
+{
+	size_t n = count > 0 ? (size_t)count : 0;
+
+	/* Only at powers of two, as liburcu; small tables are sized by chain
+	 * length (at small_max from the start, see init) and never shrink. */
+	if ((n & (n - 1)) || n < t->small_max)
+		return;
+	size_t b = atomic_load_explicit(&t->buckets, memory_order_relaxed);
+	/* liburcu resizes to n: on an add when n >= 8 x buckets, on a delete
+	 * when n < 8 x buckets (a "shrink" that may grow, as there). */
+	if (added ? n >= 8 * b : n < 8 * b)
+		/* relaxed: an estimate for accounting; a racing update may win */
+		atomic_store_explicit(&t->buckets, n, memory_order_relaxed);
+}
+
 size_t cache_bytes_used(struct udc_cache *c)
 {
-	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
-	int64_t dirs = atomic_load_explicit(&c->nr_dirs, memory_order_relaxed);
-	size_t buckets = pow2_at_least(entries > 0 ? (size_t)entries : 0) +
-			 pow2_at_least(dirs > 0 ? (size_t)dirs : 0);
+	size_t buckets = atomic_load_explicit(&c->names_model.buckets, memory_order_relaxed) +
+			 atomic_load_explicit(&c->dirs_model.buckets, memory_order_relaxed);
 
 	return atomic_load_explicit(&c->bytes, memory_order_relaxed) + entry_slabs_bytes(c) +
 	       buckets * sizeof(struct cds_lfht_node);
@@ -113,6 +149,8 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	c->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	c->membarrier = membarrier_available();
+	table_model_init(&c->names_model);
+	table_model_init(&c->dirs_model);
 	atomic_init(&c->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
 	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);

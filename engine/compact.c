@@ -12,10 +12,12 @@
  * holds the old copy or the new one at every instant, with the same bytes.
  *
  * When: compact_inline() runs at the end of every mutating call (with
- * reclaim_inline) and does a bounded batch (COMPACT_BATCH objects) when
- * the entries fill less than half of the slab bytes and more than
- * COMPACT_SLACK is at stake; a batch that finds nothing left to move backs
- * off until the entries shrink or the pages grow by an eighth.  Until the
+ * reclaim_inline, and of udc_invalidate) and does a bounded batch
+ * (COMPACT_BATCH objects) when the entries fill less than 4/5 of the slab
+ * bytes and more than COMPACT_SLACK is free; only pages under half full
+ * are emptied (slab_compact), so the batches stop by themselves.  A batch
+ * that finds nothing left to move backs off until the entries shrink or
+ * the pages grow by an eighth.  Until the
  * shrink module's background thread exists, compaction happens there and
  * in udc_shrink() (compact_all) only.
  *
@@ -38,7 +40,7 @@
 #include "engine/internal.h"
 
 #define COMPACT_BATCH 256              /* objects per inline batch (~100 us) */
-#define COMPACT_SLACK ((size_t)4 << 20) /* below this much free slab space, leave it */
+#define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */
 
 /*
  * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
@@ -121,7 +123,7 @@ static bool fragmented(struct udc_cache *c, size_t *live, size_t *pages)
 {
 	*live = atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
 	*pages = entry_slabs_bytes(c);
-	return *pages > 2 * *live + COMPACT_SLACK;
+	return *pages > *live + *live / 4 + COMPACT_SLACK;
 }
 
 /* Worth a batch: fragmented, and not backed off (or things changed since). */

@@ -74,7 +74,8 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 		mem_free_line(c, d, sizeof(*d));   /* lost the race; never published */
 		return caa_container_of(n, struct udc_dir, node);
 	}
-	atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed);
+	table_model_count(&c->dirs_model,
+			  atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed) + 1, true);
 	return d;
 }
 

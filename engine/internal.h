@@ -165,6 +165,12 @@ struct free_batch {
 	struct udc_entry *ents[FREE_BATCH];
 };
 
+/* The modelled bucket count of an rculfhash table (engine/cache.c). */
+struct table_model {
+	_Atomic size_t buckets;
+	size_t small_max;                 /* below this many nodes, chain-length growth */
+};
+
 struct udc_cache {
 	/* --- read-mostly: every call reads these --- */
 	struct cds_lfht *names;           /* entries by hash(dir, name) */
@@ -186,6 +192,8 @@ struct udc_cache {
 	_Atomic int64_t nr_dirs;
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
 	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
+	struct table_model names_model;   /* bucket counts, for bytes_used */
+	struct table_model dirs_model;
 
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
@@ -357,6 +365,9 @@ size_t compact_all(struct udc_cache *c);
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
+void table_model_init(struct table_model *t);
+/* A table now holds @count nodes, after an add (@added) or a delete. */
+void table_model_count(struct table_model *t, int64_t count, bool added);
 int engine_check(struct udc_cache *c);   /* the validator: 0 or -EUCLEAN, prints why */
 
 #endif

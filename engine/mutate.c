@@ -86,7 +86,9 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		stat_add(ts, neg_dropped, 1);
 	}
 	/* relaxed: size estimates for accounting and compaction */
-	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
+	table_model_count(&c->names_model,
+			  atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed) - 1,
+			  false);
 	atomic_fetch_sub_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
 	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
@@ -118,7 +120,9 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		stat_add(ts, neg_added, 1);
 	}
 	/* relaxed: size estimates for accounting and compaction */
-	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
+	table_model_count(&c->names_model,
+			  atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed) + 1,
+			  true);
 	atomic_fetch_add_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 
 	/* release: a sweeper that reads 1 (acquire) sees the entry's fields */
@@ -400,6 +404,7 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
 	entry_drop_locked(c, op.hash, &op.k);
 	pthread_mutex_unlock(&op.s->lock);
+	compact_inline(c);   /* drops are what leave pages sparse */
 	return 0;
 }
 

@@ -240,7 +240,7 @@ static udc_cache *cp_sparse_cache(unsigned n)
 
 Test(compaction, shrink_compacts_before_it_evicts)
 {
-	const unsigned n = 20000;
+	const unsigned n = 12000;
 	udc_cache *c = cp_sparse_cache(n);
 
 	cr_assert_eq(tc_stats(c).entries_moved, 0, "inline compaction ran on a small cache");
@@ -264,7 +264,7 @@ Test(compaction, shrink_compacts_before_it_evicts)
 
 Test(compaction, stale_entries_are_dropped_not_moved)
 {
-	const unsigned n = 20000;
+	const unsigned n = 12000;
 	udc_cache *c = cp_sparse_cache(n);
 	char nm[128];
 
