@@ -22,6 +22,31 @@ run() {
 	printf '%s\n' "${vals[@]}" | sort -g | awk '{v[NR]=$1} END {printf "%s %s %s\n", v[int((NR+1)/2)], v[1], v[NR]}'
 }
 
+# runs_json ARGS...: run $runs times, print each JSON object on one line.
+runs_json() {
+	for _ in $(seq "$runs"); do
+		"$bin" --json "$@" | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)))"
+	done
+}
+
+# stat_of EXPR < runs_json output: "median min max" of the Python expression
+# EXPR over each parsed object d (so one set of runs gives several fields).
+stat_of() {
+	python3 -c "
+import json, sys
+v = sorted(float(eval(sys.argv[1], {}, {'d': json.loads(l)})) for l in sys.stdin if l.strip())
+f = lambda x: str(int(x)) if x == int(x) else str(x)
+print(f(v[(len(v) - 1) // 2]), f(v[0]), f(v[-1]))" "$1"
+}
+
+fmt_mib() { # median min max (bytes) -> "123.4 (120.1..125.0)"
+	awk -v m="$1" -v lo="$2" -v hi="$3" 'BEGIN {printf "%.1f (%.1f..%.1f)", m/1048576, lo/1048576, hi/1048576}'
+}
+
+fmt_pct() { # median min max -> "91.7% (90.1..92.0)"
+	awk -v m="$1" -v lo="$2" -v hi="$3" 'BEGIN {printf "%.1f%% (%.1f..%.1f)", m, lo, hi}'
+}
+
 fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	awk -v m="$1" -v lo="$2" -v hi="$3" 'BEGIN {printf "%.2f M/s (%.2f..%.2f)", m/1e6, lo/1e6, hi/1e6}'
 }
@@ -89,6 +114,54 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 		read -r m lo hi < <(run --workload hash --name-len "$len" --threads 1 --seconds 1)
 		echo "| $len | $m ($lo..$hi) |"
 	done
+	echo
+	echo "## Allocator throughput (workload \`alloc\`)"
+	echo
+	echo "64-byte objects; each thread keeps a FIFO window of 1024 live objects, allocates one,"
+	echo "writes 8 bytes into it and frees the oldest (a pair), for ${secs} s per allocator:"
+	echo "slab/ with \`slab_free_now\`, slab/ with \`slab_free_rcu\` (the frees themselves run later"
+	echo "on liburcu's call_rcu thread, outside the workers' clocks), and jemalloc"
+	echo "\`mallocx\`/\`sdallocx\`. Every thread frees only its own objects."
+	echo
+	echo "| threads | allocator | pairs/s (all threads) | ns/pair per thread |"
+	echo "|---|---|---|---|"
+	for threads in 1 2; do
+		json=$(runs_json --workload alloc --object-size 64 --threads "$threads" --seconds "$secs")
+		for alloc in slab slab_rcu malloc; do
+			read -r m lo hi < <(stat_of "d['${alloc}_pairs_per_sec']" <<<"$json")
+			ns=$(awk -v m="$m" -v t="$threads" 'BEGIN {printf "%.1f", 1e9*t/m}')
+			echo "| $threads | $alloc | $(fmt_rate "$m" "$lo" "$hi") | $ns |"
+		done
+	done
+	echo
+	echo "## Fragmentation after mass removal (workload \`frag\`)"
+	echo
+	echo "2,000,000 negatives (24-byte names) over 100 directories, in a 4 GiB cache (no"
+	echo "eviction), then a seeded random 90% removed with \`udc_invalidate\`; the final figures"
+	echo "are read once bytes_used stops falling and jemalloc's dirty pages are purged. The"
+	echo "malloc baseline makes one jemalloc allocation per name (64 bytes, the size of a"
+	echo "negative entry), frees the same 90%, and runs first in a forked child so that the two"
+	echo "RSS figures do not mix. Growth is peak - baseline, final is final - baseline (MiB);"
+	echo "retained is final / growth: 10% would mean every removed byte came back."
+	echo
+	echo "| allocator | figure | growth (MiB) | final (MiB) | retained |"
+	echo "|---|---|---|---|---|"
+	json=$(runs_json --workload frag --names 2000000 --dirs 100 --name-len 24 --remove-ratio 0.9)
+	for spec in "udcache:bytes_used:udcache_bytes_used" "udcache:RSS:udcache_rss" \
+		"udcache:jemalloc stats.resident:udcache_jemalloc_resident" \
+		"malloc baseline:RSS:malloc_rss" \
+		"malloc baseline:jemalloc stats.resident:malloc_jemalloc_resident"; do
+		IFS=: read -r who what key <<<"$spec"
+		read -r gm glo ghi < <(stat_of "d['$key']['growth']" <<<"$json")
+		read -r fm flo fhi < <(stat_of "d['$key']['final_minus_baseline']" <<<"$json")
+		read -r pm plo phi < <(stat_of "d['$key']['retained_pct']" <<<"$json")
+		echo "| $who | $what | $(fmt_mib "$gm" "$glo" "$ghi") | $(fmt_mib "$fm" "$flo" "$fhi") |" \
+			"$(fmt_pct "$pm" "$plo" "$phi") |"
+	done
+	read -r mm _ _ < <(stat_of "d['stats']['entries_moved']" <<<"$json")
+	read -r bm _ _ < <(stat_of "d['udcache_peak_bytes_per_entry']" <<<"$json")
+	echo
+	echo "udcache held $bm bytes/entry at the peak (bytes_used); compaction moved $mm entries (median)."
 } > "$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"

@@ -5,9 +5,11 @@
  * Owns: the udc-stress program: option parsing, the workload table, the
  * worker threads and their counters, and the report (text or JSON).  It owns
  * no library state: everything it does to a cache goes through the public
- * header include/udcache.h.  The one exception is the `hash` workload, which
- * times the engine's internal hash_name() (engine/hash.h), linked in from the
- * static library.
+ * header include/udcache.h.  The exceptions are the `hash` workload, which
+ * times the engine's internal hash_name() (engine/hash.h), and the `alloc`
+ * workload, which drives slab/ (slab/slab.h) directly; both are linked in
+ * from the static library.  `alloc` and `frag` also call jemalloc
+ * (mallocx, sdallocx, mallctl) for their malloc baselines.
  *
  * Structure: workloads[] is a table of {name, summary, run}.  A run function
  * prepares what its workload needs (a cache, a name table), calls
@@ -16,20 +18,45 @@
  * and add a row.
  *
  * Workloads:
- *  - hit:  preload --names names spread over --dirs directories, a
- *          --negative-ratio share of them negative (udc_add_negative), the
- *          rest positive (udc_add, ino and cookie derived from the index);
- *          then --threads threads udc_lookup() random preloaded names and
- *          check every answer.  Exit status 1 on any wrong answer.
- *  - hash: time hash_name() on names of --name-len bytes; prints ns/hash.
+ *  - hit:   preload --names names spread over --dirs directories, a
+ *           --negative-ratio share of them negative (udc_add_negative), the
+ *           rest positive (udc_add, ino and cookie derived from the index);
+ *           then --threads threads udc_lookup() random preloaded names and
+ *           check every answer.  Exit status 1 on any wrong answer.
+ *  - hash:  time hash_name() on names of --name-len bytes; prints ns/hash.
+ *  - alloc: allocation throughput of --object-size objects (a slab class),
+ *           three runs of --seconds each on --threads threads: slab_alloc +
+ *           slab_free_now, slab_alloc + slab_free_rcu, and jemalloc
+ *           mallocx + sdallocx.  Each thread keeps a FIFO window of
+ *           ALLOC_WINDOW live objects: allocate one, write a tag into it,
+ *           check and free the oldest.  Reports alloc+free pairs per second
+ *           and ns per pair per thread.  Exit status 1 if an allocation
+ *           returned NULL, a freed object did not hold its tag (two live
+ *           objects shared memory), slab_check failed or objects were left.
+ *  - frag:  the fragmentation benchmark, one thread.  --names negatives
+ *           (default 2,000,000) over --dirs directories (default 100),
+ *           names of --name-len bytes (default 24), in a cache of --memory
+ *           (default 4G, so nothing is evicted) with no reclaim thread; a
+ *           seeded random --remove-ratio (default 0.9) of them is dropped
+ *           with udc_invalidate; then bytes_used, RSS and jemalloc's
+ *           stats.resident before inserting, after inserting and after the
+ *           removals (the thread gone idle with udc_thread_offline, once
+ *           bytes_used stops falling and jemalloc's dirty pages are
+ *           purged): growth, what is left, and the retained
+ *           fraction.  The malloc baseline (one jemalloc allocation per name,
+ *           the size of a negative entry) runs first, in a forked child, so
+ *           that the two processes' RSS do not mix.  Every kept name must
+ *           still be UDC_NEGATIVE and every removed one UDC_MISS: exit
+ *           status 1 otherwise.
  *
  * Locking: none of its own.  Each struct worker is written only by its own
  * thread while the workers run, and read by main only after pthread_join().
- * The read-only inputs (options, name table, cache pointer, hash key) are
- * written by main before the start barrier and never again.
+ * The read-only inputs (options, name table, cache or slab pointer, hash
+ * key) are written by main before the start barrier and never again.
  * pthread_barrier_wait() and pthread_join() both order memory, so they
  * publish those inputs to the workers and the counters to main with no
- * other fence.
+ * other fence.  An alloc worker's window is on its own stack; the slab it
+ * allocates from is shared and does its own locking.
  *
  * Ordering:
  *  - bench.stop: main sets it with a release store once --seconds have
@@ -42,14 +69,34 @@
  *    reads them after pthread_join().  The flag has its own cache line,
  *    which stays shared until main's single store, so polling it costs no
  *    coherence traffic (the acquire load is a plain load on x86-64).
+ *  - frag's child writes its figures into a MAP_SHARED page and exits; the
+ *    parent reads them only after waitpid() has reported the exit, which
+ *    orders the child's stores before the parent's loads (the kernel's exit
+ *    and wait paths are full barriers), so no atomic is needed.  The child
+ *    is forked before the parent has created any thread or cache.
  *
  * Limitations and implementation defects:
- *  - Two workloads only; no mutator thread yet, so `hit` measures the
- *    read-mostly steady state and checks answers against a fixed truth.
- *  - A miss is never counted as wrong: the cache may decline a negative or
- *    reclaim any entry.  Misses of positive names are reported apart.
+ *  - No mutator thread yet, so `hit` measures the read-mostly steady state
+ *    and checks answers against a fixed truth.
+ *  - A miss is never counted as wrong in `hit`: the cache may decline a
+ *    negative or reclaim any entry.  Misses of positive names are reported
+ *    apart.  In `frag` a kept name that misses is wrong unless the cache
+ *    evicted something or declined a negative (then it is counted apart
+ *    and warned about).
  *  - Rates are per thread, each measured on its own thread's clock; the
  *    total rate is their sum.
+ *  - alloc: one object size per run, and every object is freed by the
+ *    thread that allocated it (no cross-thread frees).  slab_rcu's frees
+ *    run later on liburcu's call_rcu thread, whose time is not in the
+ *    workers' clocks (on a machine with few cores it competes with them).
+ *  - frag: single-threaded; RSS is the whole process's (statm resident), so
+ *    the baseline reading is subtracted from every figure.  The malloc
+ *    baseline's index (an array of pointers) is allocated and touched
+ *    before its baseline reading, so its figures are the records alone,
+ *    while udcache's include its hash table.
+ *  - In sanitizer builds the malloc baselines use malloc/free instead of
+ *    jemalloc (as engine/alloc.c does), so that ASan checks them; their
+ *    jemalloc figures are then meaningless.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -69,10 +116,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <jemalloc/jemalloc.h>
+#include <urcu/urcu-memb.h> /* alloc: slab's callers register with urcu-memb */
 
 #include "include/udcache.h"
 #include "engine/hash.h" /* the hash workload only: internal, from the static library */
+#include "slab/slab.h"	 /* the alloc workload only: internal, from the static library */
 
 #define CACHELINE 64
 #define DEFAULT_SEED UINT64_C(0x5eed0dcac4e5eed5)
@@ -82,7 +136,24 @@
 #define MAX_THREADS 1024
 #define MAX_NAMES (UINT64_C(1) << 26)
 #define MAX_SECONDS 86400.0
-#define HASH_RING 4096 /* names the hash workload cycles through (stay in L1/L2) */
+#define HASH_RING 4096	      /* names the hash workload cycles through (stay in L1/L2) */
+#define ALLOC_WINDOW 1024     /* live objects per alloc thread (FIFO); power of 2 */
+#define ALLOC_SLAB_RETAINED 2 /* alloc's slab keeps 2 empty pages, as the engine's do */
+#define FRAG_NAMES 2000000    /* frag's defaults where they differ from hit's */
+#define FRAG_DIRS 100
+#define FRAG_NAME_LEN 24
+#define FRAG_MEMORY ((size_t)4 << 30)
+#define FRAG_SETTLE_POLL_NS 50000000L /* poll bytes_used every 50 ms after the removals, */
+#define FRAG_SETTLE_EQUAL 3	      /* until 3 equal readings in a row, */
+#define FRAG_SETTLE_MAX_SEC 5.0	      /* or 5 s */
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+/* The malloc baselines: jemalloc, or libc under a sanitizer (as engine/alloc.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BASE_LIBC_ALLOC 1
+#endif
 
 /* ---------------------------------------------------------------------- */
 /* Options */
@@ -97,8 +168,12 @@ struct options {
 	uint64_t seed;
 	size_t memory;
 	unsigned name_len;
+	size_t object_size;  /* alloc */
+	double remove_ratio; /* frag */
 	bool no_reclaim_thread;
 	bool json;
+	/* Given on the command line (frag has defaults of its own). */
+	bool names_set, dirs_set, name_len_set, memory_set;
 };
 
 static const struct options default_options = {
@@ -111,6 +186,8 @@ static const struct options default_options = {
 	.seed = DEFAULT_SEED,
 	.memory = (size_t)1 << 30,
 	.name_len = 16,
+	.object_size = 64,
+	.remove_ratio = 0.9,
 	.no_reclaim_thread = false,
 	.json = false,
 };
@@ -344,6 +421,17 @@ static void rep_u64(struct report *r, const char *key, const char *label, uint64
 	}
 }
 
+static void rep_i64(struct report *r, const char *key, const char *label, int64_t v)
+{
+	if (r->json) {
+		rep_key(r, key);
+		printf("%" PRId64, v);
+	} else {
+		rep_label(r, label);
+		printf("%" PRId64 "\n", v);
+	}
+}
+
 static void rep_hex(struct report *r, const char *key, const char *label, uint64_t v)
 {
 	if (r->json) {
@@ -471,7 +559,8 @@ static void rep_end(struct report *r)
 	X(membarrier, "1: RCU readers use sys_membarrier; 0: slow fallback") \
 	X(nr_dirs, "directory objects held now")                             \
 	X(stale_answers, "backend answers returned but not cached")          \
-	X(walk_retries, "walks redone after a rename or rmdir")
+	X(walk_retries, "walks redone after a rename or rmdir")              \
+	X(entries_moved, "entries moved between slab pages by compaction")
 
 static void rep_udc_stats(struct report *r, const struct udc_stats *st)
 {
@@ -510,6 +599,7 @@ struct worker {
 	uint64_t errors;	  /* negative return values */
 	uint64_t sink;		  /* keeps the hash loop from being optimised away */
 	double elapsed;		  /* seconds, this thread's clock */
+	double loop_elapsed;	  /* alloc: seconds of the timed loop alone (no set-up) */
 	/* The first wrong answer, for the report. */
 	uint64_t bad_index;
 	int bad_rc;
@@ -532,6 +622,8 @@ struct bench {
 	udc_cache *cache;
 	struct name_table *names;
 	struct hash_key *hkey;
+	struct slab *slab; /* alloc: shared by the workers (slab locks itself) */
+	unsigned slab_cls; /* alloc: the class of --object-size */
 	pthread_barrier_t start;
 	/* Set once by main (release), polled by workers (acquire): own line. */
 	alignas(CACHELINE) atomic_bool stop;
@@ -978,6 +1070,722 @@ static int run_hash(const struct options *opt)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Malloc baselines: jemalloc, or libc under a sanitizer (so ASan sees them) */
+
+static void *base_alloc(size_t size)
+{
+#ifdef BASE_LIBC_ALLOC
+	return malloc(size);
+#else
+	return mallocx(size, 0);
+#endif
+}
+
+static void base_free(void *p, size_t size)
+{
+#ifdef BASE_LIBC_ALLOC
+	(void)size;
+	free(p);
+#else
+	sdallocx(p, size, 0);
+#endif
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload alloc */
+
+enum alloc_kind {
+	ALLOC_SLAB,	/* slab_alloc + slab_free_now */
+	ALLOC_SLAB_RCU, /* slab_alloc + slab_free_rcu */
+	ALLOC_MALLOC,	/* mallocx + sdallocx */
+	NR_ALLOC_KINDS
+};
+
+static const char *const alloc_kind_name[NR_ALLOC_KINDS] = {
+	[ALLOC_SLAB] = "slab",
+	[ALLOC_SLAB_RCU] = "slab_rcu",
+	[ALLOC_MALLOC] = "malloc",
+};
+
+/* What object seq of thread id holds while it is live. */
+static inline uint64_t alloc_tag(unsigned id, uint64_t seq)
+{
+	return (uint64_t)id << 48 | seq;
+}
+
+/* A new object, tagged: the 8-byte store also keeps the allocation alive. */
+static inline __attribute__((always_inline)) void *alloc_new(struct worker *w, enum alloc_kind k,
+							     uint64_t seq)
+{
+	struct bench *b = w->b;
+	uint64_t tag = alloc_tag(w->id, seq);
+	void *p;
+
+	if (k == ALLOC_MALLOC)
+		p = base_alloc(b->opt->object_size);
+	else
+		p = slab_alloc(b->slab, b->slab_cls);
+	if (!p)
+		die("alloc: %s: out of memory (thread %u)", alloc_kind_name[k], w->id);
+	memcpy(p, &tag, sizeof(tag));
+	return p;
+}
+
+/* Check that object seq still holds its tag, then free it. */
+static inline __attribute__((always_inline)) void
+alloc_check_free(struct worker *w, enum alloc_kind k, void *p, uint64_t seq)
+{
+	struct bench *b = w->b;
+	uint64_t got;
+
+	memcpy(&got, p, sizeof(got));
+	if (got != alloc_tag(w->id, seq) && w->wrong++ == 0)
+		w->bad_index = seq;
+	switch (k) {
+	case ALLOC_SLAB:
+		slab_free_now(b->slab, p);
+		break;
+	case ALLOC_SLAB_RCU:
+		slab_free_rcu(b->slab, p);
+		break;
+	default:
+		base_free(p, b->opt->object_size);
+		break;
+	}
+}
+
+/*
+ * The FIFO window: fill it, then until stop allocate one and free the
+ * oldest (so frees are of objects ALLOC_WINDOW allocations old), timing
+ * only that loop.  w->ops counts alloc+free pairs.
+ */
+static inline __attribute__((always_inline)) void alloc_loop(struct worker *w, enum alloc_kind k)
+{
+	struct bench *b = w->b;
+	void *win[ALLOC_WINDOW];
+	uint64_t seq;
+	double t0;
+
+	_Static_assert((ALLOC_WINDOW & (ALLOC_WINDOW - 1)) == 0, "ALLOC_WINDOW: a power of 2");
+	if (k != ALLOC_MALLOC)
+		urcu_memb_register_thread(); /* slab's calling context */
+	for (seq = 0; seq < ALLOC_WINDOW; seq++)
+		win[seq] = alloc_new(w, k, seq);
+	t0 = now_sec();
+	while (!bench_stopped(b)) {
+		void **slot = &win[seq & (ALLOC_WINDOW - 1)];
+		void *p = alloc_new(w, k, seq);
+
+		alloc_check_free(w, k, *slot, seq - ALLOC_WINDOW);
+		*slot = p;
+		seq++;
+	}
+	w->loop_elapsed = now_sec() - t0;
+	w->ops = seq - ALLOC_WINDOW;
+	for (uint64_t i = seq - ALLOC_WINDOW; i < seq; i++)
+		alloc_check_free(w, k, win[i & (ALLOC_WINDOW - 1)], i);
+	if (k != ALLOC_MALLOC) {
+		/* While still registered: call_rcu needs it. */
+		slab_rcu_flush(b->slab);
+		slab_thread_release(b->slab);
+		urcu_memb_unregister_thread();
+	}
+}
+
+static void alloc_slab_worker(struct worker *w)
+{
+	alloc_loop(w, ALLOC_SLAB);
+}
+
+static void alloc_slab_rcu_worker(struct worker *w)
+{
+	alloc_loop(w, ALLOC_SLAB_RCU);
+}
+
+static void alloc_malloc_worker(struct worker *w)
+{
+	alloc_loop(w, ALLOC_MALLOC);
+}
+
+static const worker_fn alloc_workers[NR_ALLOC_KINDS] = {
+	[ALLOC_SLAB] = alloc_slab_worker,
+	[ALLOC_SLAB_RCU] = alloc_slab_rcu_worker,
+	[ALLOC_MALLOC] = alloc_malloc_worker,
+};
+
+/* A slab with the default classes; --object-size must be one of them. */
+static struct slab *alloc_slab_create(const struct options *opt, unsigned *cls)
+{
+	const struct slab_config cfg = { .nr_classes = 0, .retained_max = ALLOC_SLAB_RETAINED };
+	struct slab *s = slab_create(&cfg);
+	int c;
+
+	if (!s)
+		die("slab_create: %s", strerror(errno));
+	c = slab_class_for_size(s, opt->object_size);
+	if (c < 0 || slab_class_size(s, (unsigned)c) != opt->object_size) {
+		char list[128] = "";
+		size_t off = 0;
+
+		for (unsigned i = 0; i < slab_nr_classes(s) && off < sizeof(list); i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%zu",
+						i ? ", " : "", slab_class_size(s, i));
+		slab_destroy(s);
+		usage_error("--object-size: %zu is not a slab class (the classes are %s)",
+			    opt->object_size, list);
+	}
+	*cls = (unsigned)c;
+	return s;
+}
+
+struct alloc_result {
+	uint64_t pairs;		  /* alloc+free pairs, all threads */
+	double rate;		  /* pairs/s, the sum of the threads' rates */
+	uint64_t wrong;		  /* freed objects that did not hold their tag */
+	uint64_t pages_allocated; /* slab: pages taken from the page allocator */
+	uint64_t objects_left;	  /* slab: objects not freed after the last barrier */
+	int check;		  /* slab: slab_check() */
+};
+
+static int run_alloc(const struct options *opt)
+{
+	struct alloc_result res[NR_ALLOC_KINDS] = { 0 };
+	struct report r;
+	char key[64], label[64];
+	bool failed = false;
+
+	urcu_memb_register_thread(); /* main: slab_rcu_barrier, slab_stats, slab_check */
+	for (unsigned k = 0; k < NR_ALLOC_KINDS; k++) {
+		struct bench b = { .opt = opt };
+		struct worker *w;
+
+		if (k != ALLOC_MALLOC)
+			b.slab = alloc_slab_create(opt, &b.slab_cls);
+		w = run_threads(&b, alloc_workers[k]);
+		for (unsigned i = 0; i < opt->threads; i++) {
+			res[k].pairs += w[i].ops;
+			res[k].wrong += w[i].wrong;
+			if (w[i].loop_elapsed > 0)
+				res[k].rate += (double)w[i].ops / w[i].loop_elapsed;
+		}
+		free(w);
+		if (b.slab) {
+			struct slab_stats st;
+
+			/* Every slab_free_rcu done and its emptied pages released. */
+			slab_rcu_barrier(b.slab);
+			slab_stats(b.slab, &st);
+			res[k].pages_allocated = st.pages_allocated;
+			res[k].objects_left = st.objects;
+			res[k].check = slab_check(b.slab);
+			slab_destroy(b.slab);
+		}
+	}
+	urcu_memb_unregister_thread();
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "alloc");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "threads", "threads", opt->threads);
+	rep_u64(&r, "object_size", "object size", opt->object_size);
+	rep_u64(&r, "window", "live objects per thread", ALLOC_WINDOW);
+	rep_f64(&r, "seconds", "seconds per allocator", opt->seconds, 3);
+	rep_u64(&r, "slab_retained_max", "slab retained_max", ALLOC_SLAB_RETAINED);
+	for (unsigned k = 0; k < NR_ALLOC_KINDS; k++) {
+		const char *n = alloc_kind_name[k];
+		double rate = res[k].rate;
+
+		snprintf(key, sizeof(key), "%s_pairs", n);
+		snprintf(label, sizeof(label), "%s pairs", n);
+		rep_u64(&r, key, label, res[k].pairs);
+		snprintf(key, sizeof(key), "%s_pairs_per_sec", n);
+		snprintf(label, sizeof(label), "%s pairs/s", n);
+		rep_f64(&r, key, label, rate, 0);
+		snprintf(key, sizeof(key), "%s_pairs_per_sec_per_thread", n);
+		snprintf(label, sizeof(label), "%s pairs/s per thread", n);
+		rep_f64(&r, key, label, rate / opt->threads, 0);
+		snprintf(key, sizeof(key), "%s_ns_per_pair", n);
+		snprintf(label, sizeof(label), "%s ns/pair (per thread)", n);
+		rep_f64(&r, key, label, rate > 0 ? 1e9 * opt->threads / rate : 0.0, 2);
+		if (k == ALLOC_MALLOC)
+			continue;
+		snprintf(key, sizeof(key), "%s_pages_allocated", n);
+		snprintf(label, sizeof(label), "%s pages allocated", n);
+		rep_u64(&r, key, label, res[k].pages_allocated);
+	}
+	rep_f64(&r, "slab_vs_malloc", "slab / malloc pairs/s",
+		res[ALLOC_MALLOC].rate > 0 ? res[ALLOC_SLAB].rate / res[ALLOC_MALLOC].rate : NAN,
+		3);
+	rep_f64(&r, "slab_rcu_vs_malloc", "slab_rcu / malloc pairs/s",
+		res[ALLOC_MALLOC].rate > 0 ? res[ALLOC_SLAB_RCU].rate / res[ALLOC_MALLOC].rate :
+					     NAN,
+		3);
+	uint64_t wrong = 0;
+	for (unsigned k = 0; k < NR_ALLOC_KINDS; k++)
+		wrong += res[k].wrong;
+	rep_u64(&r, "wrong_tags", "objects with a wrong tag", wrong);
+	for (unsigned k = 0; k < NR_ALLOC_KINDS; k++) {
+		if (res[k].wrong) {
+			rep_warn(&r, "%s: %" PRIu64 " freed objects did not hold their tag",
+				 alloc_kind_name[k], res[k].wrong);
+			failed = true;
+		}
+		if (k == ALLOC_MALLOC)
+			continue;
+		if (res[k].check) {
+			rep_warn(&r, "%s: slab_check: %s", alloc_kind_name[k],
+				 strerror(-res[k].check));
+			failed = true;
+		}
+		if (res[k].objects_left) {
+			rep_warn(&r, "%s: %" PRIu64 " objects still allocated after every free",
+				 alloc_kind_name[k], res[k].objects_left);
+			failed = true;
+		}
+	}
+	if (failed)
+		rep_warn(&r, "FAILED");
+	rep_end(&r);
+	fflush(stdout);
+	return failed ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload frag */
+
+/* What frag works on: written by run_frag() before the fork, then read-only. */
+struct frag_params {
+	uint64_t names;
+	uint64_t dirs;
+	uint64_t nr_remove;
+	unsigned name_len;
+	size_t memory;
+	uint32_t *order;  /* a seeded permutation of the names: the first nr_remove go */
+	uint8_t *removed; /* removed[i]: name i is removed */
+};
+
+/* One memory reading, taken after a jemalloc purge. */
+struct mem_point {
+	uint64_t rss;	       /* /proc/self/statm resident pages * page size */
+	uint64_t je_resident;  /* jemalloc stats.resident */
+	uint64_t je_allocated; /* jemalloc stats.allocated */
+	uint64_t bytes_used;   /* udc_stats; 0 in the malloc baseline */
+};
+
+/* One side's figures: [0] the malloc baseline (the child), [1] udcache. */
+struct frag_side {
+	struct mem_point base, peak, final;
+	double insert_sec, remove_sec, settle_sec;
+	bool settled;	      /* bytes_used stopped falling within the time */
+	uint64_t wrong;	      /* wrong answers, kept misses excluded */
+	uint64_t kept_misses; /* udcache: kept names that were UDC_MISS */
+	uint64_t first_bad;   /* the first unexpected answer: its name index, */
+	int first_bad_rc;     /* and the answer (udcache) */
+	bool any_bad;
+	bool done;
+};
+
+/* Name i: "f<index in hex>" padded with '_' to name_len, as hit's.  buf: 256 bytes. */
+static size_t frag_name(char *buf, uint64_t i, unsigned name_len)
+{
+	int k = snprintf(buf, 20, "f%" PRIx64, i);
+
+	while ((unsigned)k < name_len)
+		buf[k++] = '_';
+	return (size_t)k;
+}
+
+/* Memory that is resident from the start (so it is in every baseline reading). */
+static void *populated_alloc(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap of %zu bytes: %s", size, strerror(errno));
+	return p;
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		die("/proc/self/statm: %s", strerror(errno));
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		die("/proc/self/statm: unexpected contents");
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A jemalloc size_t statistic, refreshed (0 if jemalloc keeps no stats). */
+static uint64_t jemalloc_stat(const char *name)
+{
+	uint64_t epoch = 1;
+	size_t v = 0, len = sizeof(v);
+
+	if (mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch)) || mallctl(name, &v, &len, NULL, 0))
+		return 0;
+	return v;
+}
+
+/* Give jemalloc's unused pages back: this thread's tcache, then every arena. */
+static void jemalloc_purge(void)
+{
+	int err;
+
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0); /* fails only with no tcache */
+	err = mallctl("arena." STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0);
+	if (err)
+		die("mallctl(arena.<all>.purge): %s", strerror(err));
+}
+
+static uint64_t cache_bytes(udc_cache *c)
+{
+	struct udc_stats st = { .size = sizeof(st) };
+
+	udc_stats_get(c, &st);
+	return st.bytes_used;
+}
+
+static struct mem_point mem_read(udc_cache *c)
+{
+	struct mem_point m;
+
+	jemalloc_purge();
+	m.rss = rss_bytes();
+	m.je_resident = jemalloc_stat("stats.resident");
+	m.je_allocated = jemalloc_stat("stats.allocated");
+	m.bytes_used = c ? cache_bytes(c) : 0;
+	return m;
+}
+
+/* Poll bytes_used until FRAG_SETTLE_EQUAL equal readings or FRAG_SETTLE_MAX_SEC. */
+static bool frag_settle(udc_cache *c, double *secs)
+{
+	const struct timespec poll = { .tv_sec = 0, .tv_nsec = FRAG_SETTLE_POLL_NS };
+	double t0 = now_sec();
+	uint64_t prev = cache_bytes(c);
+	unsigned equal = 1;
+
+	while (equal < FRAG_SETTLE_EQUAL && now_sec() - t0 < FRAG_SETTLE_MAX_SEC) {
+		uint64_t cur;
+
+		nanosleep(&poll, NULL);
+		cur = cache_bytes(c);
+		equal = cur == prev ? equal + 1 : 1;
+		prev = cur;
+	}
+	*secs = now_sec() - t0;
+	return equal >= FRAG_SETTLE_EQUAL;
+}
+
+static void frag_record_bad(struct frag_side *out, uint64_t i, int rc)
+{
+	if (!out->any_bad) {
+		out->any_bad = true;
+		out->first_bad = i;
+		out->first_bad_rc = rc;
+	}
+}
+
+/* The malloc baseline's record: one allocation per name, like a dentry. */
+struct frag_rec {
+	udc_ino dir;
+	uint64_t index;
+	uint8_t len;
+	char name[];
+};
+
+/* A negative entry's size with the name inline (the engine's 32-byte header), >= 64. */
+static size_t frag_rec_size(size_t len)
+{
+	size_t size = (32 + len + 15) & ~(size_t)15;
+
+	_Static_assert(offsetof(struct frag_rec, name) <= 32, "the record's header fits in 32");
+	return size < 64 ? 64 : size;
+}
+
+/* The malloc baseline, in the forked child: the same names, inserts and removals. */
+static void frag_malloc_side(const struct frag_params *fp, struct frag_side *out)
+{
+	size_t index_bytes = fp->names * sizeof(struct frag_rec *);
+	struct frag_rec **index = populated_alloc(index_bytes); /* zero, resident */
+	char name[UDC_NAME_MAX + 1];
+	double t0;
+
+	out->base = mem_read(NULL);
+	t0 = now_sec();
+	for (uint64_t i = 0; i < fp->names; i++) {
+		size_t len = frag_name(name, i, fp->name_len);
+		struct frag_rec *rec = base_alloc(frag_rec_size(len));
+
+		if (!rec)
+			die("malloc baseline: out of memory at name %" PRIu64, i);
+		rec->dir = dir_ino(i % fp->dirs);
+		rec->index = i;
+		rec->len = (uint8_t)len;
+		memcpy(rec->name, name, len);
+		index[i] = rec;
+	}
+	out->insert_sec = now_sec() - t0;
+	out->peak = mem_read(NULL);
+
+	t0 = now_sec();
+	for (uint64_t j = 0; j < fp->nr_remove; j++) {
+		struct frag_rec *rec = index[fp->order[j]];
+
+		base_free(rec, frag_rec_size(rec->len));
+		index[fp->order[j]] = NULL;
+	}
+	out->remove_sec = now_sec() - t0;
+	out->settled = true; /* nothing is deferred */
+	out->final = mem_read(NULL);
+
+	for (uint64_t i = 0; i < fp->names; i++) {
+		struct frag_rec *rec = index[i];
+		size_t len = frag_name(name, i, fp->name_len);
+		bool ok = fp->removed[i] ? rec == NULL :
+					   rec && rec->index == i && rec->len == len &&
+						   rec->dir == dir_ino(i % fp->dirs) &&
+						   memcmp(rec->name, name, len) == 0;
+
+		if (!ok) {
+			out->wrong++;
+			frag_record_bad(out, i, 0);
+		}
+		if (rec)
+			base_free(rec, frag_rec_size(rec->len));
+	}
+	munmap(index, index_bytes);
+	out->done = true;
+}
+
+/* udcache: returns the statistics after the check's lookups in *st. */
+static void frag_udcache_side(const struct frag_params *fp, struct frag_side *out,
+			      struct udc_stats *peak_st, struct udc_stats *st)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	char name[UDC_NAME_MAX + 1];
+	udc_cache *c;
+	double t0;
+
+	cfg.memory_limit = fp->memory;
+	cfg.root = ROOT_INO;
+	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
+	c = udc_create(&cfg);
+	if (!c)
+		die("udc_create: %s", strerror(errno));
+
+	out->base = mem_read(c);
+	t0 = now_sec();
+	for (uint64_t i = 0; i < fp->names; i++) {
+		size_t len = frag_name(name, i, fp->name_len);
+		int rc = udc_add_negative(c, dir_ino(i % fp->dirs), name, len, 0);
+
+		if (rc < 0)
+			die("frag: udc_add_negative(dir %" PRIu64 ", \"%.*s\"): %s",
+			    dir_ino(i % fp->dirs), (int)len, name, strerror(-rc));
+	}
+	out->insert_sec = now_sec() - t0;
+	out->peak = mem_read(c);
+	peak_st->size = sizeof(*peak_st);
+	udc_stats_get(c, peak_st);
+
+	t0 = now_sec();
+	for (uint64_t j = 0; j < fp->nr_remove; j++) {
+		uint64_t i = fp->order[j];
+		size_t len = frag_name(name, i, fp->name_len);
+		int rc = udc_invalidate(c, dir_ino(i % fp->dirs), name, len);
+
+		if (rc < 0)
+			die("frag: udc_invalidate(dir %" PRIu64 ", \"%.*s\"): %s",
+			    dir_ino(i % fp->dirs), (int)len, name, strerror(-rc));
+	}
+	out->remove_sec = now_sec() - t0;
+	/* An idle embedder thread hands over its deferred frees, then waits. */
+	udc_thread_offline(c);
+	out->settled = frag_settle(c, &out->settle_sec);
+	out->final = mem_read(c);
+	udc_thread_online(c);
+
+	for (uint64_t i = 0; i < fp->names; i++) {
+		size_t len = frag_name(name, i, fp->name_len);
+		int rc = udc_lookup(c, dir_ino(i % fp->dirs), name, len, NULL);
+
+		if (fp->removed[i] ? rc == UDC_MISS : rc == UDC_NEGATIVE)
+			continue;
+		if (!fp->removed[i] && rc == UDC_MISS)
+			out->kept_misses++;
+		else
+			out->wrong++;
+		frag_record_bad(out, i, rc);
+	}
+	st->size = sizeof(*st);
+	udc_stats_get(c, st);
+	udc_destroy(c);
+	out->done = true;
+}
+
+/* Growth, what is left and the retained share, for one figure of one side. */
+static void rep_mem(struct report *r, const char *key, const char *prefix, uint64_t base,
+		    uint64_t peak, uint64_t last)
+{
+	int64_t growth = (int64_t)peak - (int64_t)base;
+	int64_t left = (int64_t)last - (int64_t)base;
+
+	rep_obj_begin(r, key, prefix);
+	rep_u64(r, "baseline", "baseline", base);
+	rep_u64(r, "peak", "peak", peak);
+	rep_u64(r, "final", "final", last);
+	rep_i64(r, "growth", "growth", growth);
+	rep_i64(r, "final_minus_baseline", "final-base", left);
+	rep_f64(r, "retained_pct", "retained %",
+		growth > 0 ? 100.0 * (double)left / (double)growth : NAN, 1);
+	rep_obj_end(r);
+}
+
+static int run_frag(const struct options *opt)
+{
+	struct frag_params fp = {
+		.names = opt->names_set ? opt->names : FRAG_NAMES,
+		.dirs = opt->dirs_set ? opt->dirs : FRAG_DIRS,
+		.name_len = opt->name_len_set ? opt->name_len : FRAG_NAME_LEN,
+		.memory = opt->memory_set ? opt->memory : FRAG_MEMORY,
+	};
+	struct udc_stats peak_st, st;
+	struct frag_side *sides, *m, *u;
+	struct report r;
+	uint64_t rng, s = opt->seed, wrong;
+	bool miss_allowed;
+	pid_t pid;
+	int status;
+
+	if (fp.dirs > fp.names)
+		usage_error("--dirs (%" PRIu64 ") must not exceed --names (%" PRIu64 ")", fp.dirs,
+			    fp.names);
+	fp.nr_remove = (uint64_t)(opt->remove_ratio * (double)fp.names + 0.5);
+	if (fp.nr_remove > fp.names)
+		fp.nr_remove = fp.names;
+
+	/* The removal order: a Fisher-Yates shuffle from the seed. */
+	fp.order = populated_alloc(fp.names * sizeof(*fp.order));
+	fp.removed = populated_alloc(fp.names);
+	rng = splitmix64(&s) | 1; /* never xorshift's fixed point 0 */
+	for (uint64_t i = 0; i < fp.names; i++)
+		fp.order[i] = (uint32_t)i;
+	for (uint64_t i = fp.names - 1; i > 0; i--) {
+		uint64_t j = rand_below(&rng, i + 1);
+		uint32_t t = fp.order[i];
+
+		fp.order[i] = fp.order[j];
+		fp.order[j] = t;
+	}
+	for (uint64_t j = 0; j < fp.nr_remove; j++)
+		fp.removed[fp.order[j]] = 1;
+
+	/* The malloc baseline first, in a child of its own (no thread exists yet). */
+	sides = mmap(NULL, 2 * sizeof(*sides), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		     -1, 0);
+	if (sides == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	memset(sides, 0, 2 * sizeof(*sides));
+	m = &sides[0];
+	u = &sides[1];
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		frag_malloc_side(&fp, m);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	/* waitpid has returned: the child's stores to *m are visible. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !m->done)
+		die("the malloc baseline (child %d) failed: %s %d", (int)pid,
+		    WIFEXITED(status) ? "exit status" : "signal",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+
+	frag_udcache_side(&fp, u, &peak_st, &st);
+	/* The cache may drop a kept negative only if it evicted or declined some. */
+	miss_allowed = st.evictions > 0 || peak_st.nr_negative < fp.names;
+	wrong = m->wrong + u->wrong + (miss_allowed ? 0 : u->kept_misses);
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "frag");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "names", "names (negatives)", fp.names);
+	rep_u64(&r, "dirs", "dirs", fp.dirs);
+	rep_u64(&r, "name_len", "name length", fp.name_len);
+	rep_f64(&r, "remove_ratio", "remove ratio", opt->remove_ratio, 3);
+	rep_u64(&r, "removed", "names removed", fp.nr_remove);
+	rep_u64(&r, "kept", "names kept", fp.names - fp.nr_remove);
+	rep_hex(&r, "seed", "seed", opt->seed);
+	rep_u64(&r, "memory_limit", "memory limit (bytes)", fp.memory);
+	rep_u64(&r, "malloc_record_size", "malloc record (bytes)", frag_rec_size(fp.name_len));
+	rep_f64(&r, "udcache_insert_seconds", "udcache insert seconds", u->insert_sec, 3);
+	rep_f64(&r, "udcache_remove_seconds", "udcache remove seconds", u->remove_sec, 3);
+	rep_f64(&r, "udcache_settle_seconds", "udcache settle seconds", u->settle_sec, 3);
+	rep_bool(&r, "udcache_settled", "udcache bytes_used settled", u->settled);
+	rep_f64(&r, "udcache_peak_bytes_per_entry", "udcache peak bytes/entry",
+		(double)((int64_t)u->peak.bytes_used - (int64_t)u->base.bytes_used) /
+			(double)fp.names,
+		1);
+	rep_f64(&r, "malloc_insert_seconds", "malloc insert seconds", m->insert_sec, 3);
+	rep_f64(&r, "malloc_remove_seconds", "malloc remove seconds", m->remove_sec, 3);
+	rep_mem(&r, "udcache_bytes_used", "udc.bytes_used.", u->base.bytes_used, u->peak.bytes_used,
+		u->final.bytes_used);
+	rep_mem(&r, "udcache_rss", "udc.rss.", u->base.rss, u->peak.rss, u->final.rss);
+	rep_mem(&r, "udcache_jemalloc_resident", "udc.je_res.", u->base.je_resident,
+		u->peak.je_resident, u->final.je_resident);
+	rep_mem(&r, "malloc_rss", "malloc.rss.", m->base.rss, m->peak.rss, m->final.rss);
+	rep_mem(&r, "malloc_jemalloc_resident", "malloc.je_res.", m->base.je_resident,
+		m->peak.je_resident, m->final.je_resident);
+	rep_mem(&r, "malloc_jemalloc_allocated", "malloc.je_alloc.", m->base.je_allocated,
+		m->peak.je_allocated, m->final.je_allocated);
+	rep_u64(&r, "wrong_answers", "wrong answers", wrong);
+	rep_u64(&r, "kept_misses", "kept names that missed", u->kept_misses);
+	rep_udc_stats(&r, &st);
+
+	if (st.evictions)
+		rep_warn(&r,
+			 "%" PRIu64 " evictions: the figures include reclaim, not only "
+			 "compaction (raise --memory)",
+			 st.evictions);
+	if (peak_st.nr_negative < fp.names)
+		rep_warn(&r, "the cache kept %" PRIu64 " of %" PRIu64 " negatives",
+			 peak_st.nr_negative, fp.names);
+	if (!u->settled)
+		rep_warn(&r, "bytes_used was still changing after %.1f s", u->settle_sec);
+	if (u->kept_misses)
+		rep_warn(&r, "%" PRIu64 " kept names missed%s", u->kept_misses,
+			 miss_allowed ? " (allowed: the cache evicted or declined)" : "");
+	if (u->any_bad) {
+		uint64_t i = u->first_bad;
+
+		rep_warn(&r, "udcache: first unexpected answer: name %" PRIu64 " (%s) gave %s", i,
+			 fp.removed[i] ? "removed" : "kept", rc_name(u->first_bad_rc));
+	}
+	if (m->any_bad)
+		rep_warn(&r, "malloc baseline: name %" PRIu64 " (%s) has a wrong record",
+			 m->first_bad, fp.removed[m->first_bad] ? "removed" : "kept");
+	if (wrong)
+		rep_warn(&r, "%" PRIu64 " wrong answers: FAILED", wrong);
+	rep_end(&r);
+	fflush(stdout);
+
+	munmap(sides, 2 * sizeof(*sides));
+	munmap(fp.removed, fp.names);
+	munmap(fp.order, fp.names * sizeof(*fp.order));
+	return wrong ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
 /* The workload table */
 
 struct workload {
@@ -989,6 +1797,8 @@ struct workload {
 static const struct workload workloads[] = {
 	{ "hit", "udc_lookup of random preloaded names, every answer checked", run_hit },
 	{ "hash", "time the engine's hash_name() (ns/hash) on --name-len byte names", run_hash },
+	{ "alloc", "alloc+free pairs/s: slab, slab with RCU frees, jemalloc", run_alloc },
+	{ "frag", "memory given back after removing most of many negatives, vs malloc", run_frag },
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -1011,22 +1821,26 @@ static void usage(FILE *f)
 	fprintf(f,
 		"  -t, --threads N         worker threads, 1..%d (default %u)\n"
 		"  -s, --seconds S         run time in seconds, fractions allowed (default %g)\n"
-		"  -n, --names N           hit: names to preload, 1..%" PRIu64 "\n"
-		"                          (default %" PRIu64 ")\n"
-		"  -d, --dirs N            hit: directories the names are spread over,\n"
-		"                          1..--names (default %" PRIu64 ")\n"
+		"  -n, --names N           hit: names to preload, frag: negatives to insert,\n"
+		"                          1..%" PRIu64 " (default %" PRIu64 "; frag %d)\n"
+		"  -d, --dirs N            hit, frag: directories the names are spread over,\n"
+		"                          1..--names (default %" PRIu64 "; frag %d)\n"
 		"  -r, --negative-ratio F  hit: share of the names preloaded as negatives\n"
 		"                          (udc_add_negative), 0..1 (default %g)\n"
-		"  -m, --memory SIZE       hit: the cache's memory limit in bytes, suffix K, M,\n"
-		"                          G or T for powers of 1024 (default 1G)\n"
+		"  -m, --memory SIZE       hit, frag: the cache's memory limit in bytes, suffix\n"
+		"                          K, M, G or T for powers of 1024 (default 1G; frag 4G)\n"
 		"      --no-reclaim-thread hit: create the cache with UDC_CFG_NO_RECLAIM_THREAD\n"
 		"                          (this version has no reclaim thread yet: reclaim\n"
 		"                          runs inline in mutating calls either way)\n"
-		"  -l, --name-len N        name length in bytes, 1..%d (default %u); hit names\n"
-		"                          are padded to it (longer only when the index needs it)\n"
+		"  -l, --name-len N        name length in bytes, 1..%d (default %u; frag %d);\n"
+		"                          hit and frag names are padded to it (longer only when\n"
+		"                          the index needs it)\n"
+		"      --object-size N     alloc: object size in bytes, a slab class: 64, 96,\n"
+		"                          128, 192 or 256 (default %zu)\n"
+		"      --remove-ratio F    frag: share of the names removed, 0..1 (default %g)\n"
 		"  -S, --seed N            seeds the per-thread PRNGs, the choice of negative\n"
-		"                          names and the hash workload's key (default\n"
-		"                          0x%" PRIx64 ")\n"
+		"                          names, frag's removals and the hash workload's key\n"
+		"                          (default 0x%" PRIx64 ")\n"
 		"  -j, --json              print one JSON object instead of text\n"
 		"  -h, --help              print this help and exit\n"
 		"\n"
@@ -1036,13 +1850,28 @@ static void usage(FILE *f)
 		"decline a negative or reclaim) and counted apart.  Anything else is a wrong\n"
 		"answer.\n"
 		"\n"
+		"alloc: three runs of --seconds each on --threads threads (slab_alloc +\n"
+		"slab_free_now, slab_alloc + slab_free_rcu, mallocx + sdallocx); each thread\n"
+		"keeps %d live objects, allocates one and frees the oldest.\n"
+		"\n"
+		"frag: one thread.  Insert --names negatives (udc_add_negative), remove a\n"
+		"random --remove-ratio of them (udc_invalidate, order from --seed), wait until\n"
+		"bytes_used stops falling, purge jemalloc; report bytes_used, RSS and jemalloc\n"
+		"stats.resident growth, what is left, and the retained share.  The malloc\n"
+		"baseline (one allocation per name) runs first, in a forked child.  Kept names\n"
+		"must be UDC_NEGATIVE, removed ones UDC_MISS.  --threads and --seconds are\n"
+		"not used.\n"
+		"\n"
 		"Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
-		MAX_THREADS, d->threads, d->seconds, MAX_NAMES, d->names, d->dirs,
-		d->negative_ratio, UDC_NAME_MAX, d->name_len, (uint64_t)DEFAULT_SEED);
+		MAX_THREADS, d->threads, d->seconds, MAX_NAMES, d->names, FRAG_NAMES, d->dirs,
+		FRAG_DIRS, d->negative_ratio, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
+		d->object_size, d->remove_ratio, (uint64_t)DEFAULT_SEED, ALLOC_WINDOW);
 }
 
 enum {
-	OPT_NO_RECLAIM_THREAD = 256
+	OPT_NO_RECLAIM_THREAD = 256,
+	OPT_OBJECT_SIZE,
+	OPT_REMOVE_RATIO,
 };
 
 static void parse_options(int argc, char **argv, struct options *opt)
@@ -1057,6 +1886,8 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		{ "memory", required_argument, NULL, 'm' },
 		{ "no-reclaim-thread", no_argument, NULL, OPT_NO_RECLAIM_THREAD },
 		{ "name-len", required_argument, NULL, 'l' },
+		{ "object-size", required_argument, NULL, OPT_OBJECT_SIZE },
+		{ "remove-ratio", required_argument, NULL, OPT_REMOVE_RATIO },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1079,9 +1910,11 @@ static void parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'n':
 			opt->names = parse_u64("--names", optarg, 1, MAX_NAMES);
+			opt->names_set = true;
 			break;
 		case 'd':
 			opt->dirs = parse_u64("--dirs", optarg, 1, MAX_NAMES);
+			opt->dirs_set = true;
 			break;
 		case 'r':
 			opt->negative_ratio = parse_double("--negative-ratio", optarg, 0.0, 1.0);
@@ -1090,12 +1923,20 @@ static void parse_options(int argc, char **argv, struct options *opt)
 			opt->memory = parse_size("--memory", optarg);
 			if (opt->memory == 0)
 				usage_error("--memory: must be more than 0");
+			opt->memory_set = true;
 			break;
 		case OPT_NO_RECLAIM_THREAD:
 			opt->no_reclaim_thread = true;
 			break;
 		case 'l':
 			opt->name_len = (unsigned)parse_u64("--name-len", optarg, 1, UDC_NAME_MAX);
+			opt->name_len_set = true;
+			break;
+		case OPT_OBJECT_SIZE:
+			opt->object_size = (size_t)parse_u64("--object-size", optarg, 1, 4096);
+			break;
+		case OPT_REMOVE_RATIO:
+			opt->remove_ratio = parse_double("--remove-ratio", optarg, 0.0, 1.0);
 			break;
 		case 'S':
 			opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);
