@@ -197,7 +197,10 @@ static inline uint32_t slab_page_live(const struct slab_page *p)
 {
 	int64_t v = (int64_t)atomic_load_explicit(&p->used, memory_order_relaxed) -
 		    atomic_load_explicit(&p->remote_n, memory_order_relaxed);
-	return v < 0 ? 0 : (uint32_t)v;
+	/* remote_n runs behind the remote list for a moment (a freer counts
+	 * its push after it lands, and a collect may take the slot first):
+	 * then used - remote_n exceeds the truth; never report past capacity. */
+	return v < 0 ? 0 : v > p->capacity ? p->capacity : (uint32_t)v;
 }
 
 #endif
