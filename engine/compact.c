@@ -23,9 +23,10 @@
  *
  * Locking:
  *   shrink_lock serialises compaction with reclaim passes (inline: only
- *   tried, never waited for); it protects compact_mark_*.  entry_move
- *   takes the entry's stripe lock outside rcu_read_lock (mutate.c's rule),
- *   and the directory's spinlock inside it for a positive's children link.
+ *   tried, never waited for); it protects compact_mark_* and
+ *   compact_cursor.  entry_move takes the entry's stripe lock outside
+ *   rcu_read_lock (mutate.c's rule), and the directory's spinlock inside
+ *   it for a positive's children link.
  *   slab_compact() holds no slab lock across the callback.
  *
  * Ordering:
@@ -39,7 +40,7 @@
  */
 #include "engine/internal.h"
 
-#define COMPACT_BATCH 256              /* objects per inline batch (~100 us) */
+#define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
 #define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */
 
 /*
@@ -105,16 +106,26 @@ out:
 	return v;
 }
 
-/* Compact every class of both slabs, at most @budget objects in all. */
-static size_t compact_locked(struct udc_cache *c, size_t budget)
+/*
+ * Compact every class of both slabs, at most @budget objects in all, each
+ * class from where the last batch left it.  *@dry: every class's round
+ * was started from its beginning and ended, with budget to spare.
+ */
+static size_t compact_locked(struct udc_cache *c, size_t budget, bool *dry)
 {
 	size_t done = 0;
 
+	*dry = true;
 	for (unsigned k = 0; k < 2; k++) {
 		struct slab *s = c->slabs[k];
-		for (unsigned cls = 0; cls < slab_nr_classes(s) && done < budget; cls++)
-			done += slab_compact(s, cls, budget - done, entry_move, c);
+		for (unsigned cls = 0; cls < slab_nr_classes(s) && done < budget; cls++) {
+			uint64_t *cursor = &c->compact_cursor[k][cls];
+			bool from_start = *cursor == 0;
+			done += slab_compact(s, cls, budget - done, cursor, entry_move, c);
+			*dry = *dry && from_start && *cursor == 0;
+		}
 	}
+	*dry = *dry && done < budget;
 	entry_free_flush(c);   /* the dropped stale ones */
 	return done;
 }
@@ -145,7 +156,8 @@ void compact_inline(struct udc_cache *c)
 		return;   /* a pass is running: it is at it */
 	if (compact_wanted(c)) {
 		size_t live, pages;
-		bool dry = compact_locked(c, COMPACT_BATCH) < COMPACT_BATCH;
+		bool dry;
+		compact_locked(c, COMPACT_BATCH, &dry);
 		fragmented(c, &live, &pages);
 		c->compact_mark_live = dry ? live : 0;
 		c->compact_mark_pages = dry ? pages : 0;
@@ -155,17 +167,22 @@ void compact_inline(struct udc_cache *c)
 
 size_t compact_all(struct udc_cache *c)
 {
-	size_t done = 0, n;
+	size_t done = 0;
+	bool dry;
+	/* Bounded: two rounds' worth of batches (a round may revisit pages
+	 * whose old copies wait for a grace period, which never ends while
+	 * some reader stays in its read-side section). */
+	int64_t batches = 2 * (atomic_load_explicit(&c->nr_entries, memory_order_relaxed) /
+			       COMPACT_BATCH + 8);
 
 	/* This thread's open pages become candidates too (others' stay theirs). */
 	slab_thread_release(c->slabs[ENT_NEGATIVE]);
 	slab_thread_release(c->slabs[ENT_POSITIVE]);
 	do {   /* shrink_lock per batch: inline reclaim waits one batch at most */
 		pthread_mutex_lock(&c->shrink_lock);
-		n = compact_locked(c, COMPACT_BATCH);
+		done += compact_locked(c, COMPACT_BATCH, &dry);
 		c->compact_mark_live = c->compact_mark_pages = 0;
 		pthread_mutex_unlock(&c->shrink_lock);
-		done += n;
-	} while (n == COMPACT_BATCH);
+	} while (!dry && --batches > 0);
 	return done;
 }

@@ -208,6 +208,7 @@ struct udc_cache {
 	void *reclaim_scratch;            /* a pass's keys (protected by shrink_lock) */
 	size_t compact_mark_live;         /* entry_bytes when compaction last ran dry, */
 	size_t compact_mark_pages;        /* and the slab bytes then; 0: not backed off */
+	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
 
 	struct stripe stripes[NR_STRIPES];
 };

@@ -32,6 +32,10 @@
 #include <errno.h>
 #include <string.h>
 
+/* What isolating and scanning one page costs, in budget units (a unit is
+ * one object handed to the owner): a page of dead slots is not free. */
+#define SLAB_COMPACT_PAGE_COST 32
+
 unsigned slab_page_class(const struct slab_page *p)
 {
 	return p->cls->index;
@@ -188,7 +192,8 @@ static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_age)
 	return found;
 }
 
-size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn move, void *arg)
+size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *cursor,
+		    slab_move_fn move, void *arg)
 {
 	uint64_t visit[SLAB_MAX_SLOTS / 64];
 	size_t done = 0;
@@ -196,21 +201,26 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn mo
 	udc_assert(cls < s->nr_classes);
 	bool nested = slab_tls_compacting;
 	slab_tls_compacting = true;
-	uint64_t min_age = 0;
 	while (done < budget) {
-		/* Pages evacuated by this call keep their old copies until a
-		 * grace period: do not visit them again (ages only grow). */
-		struct slab_page *p = isolate_sparse(&s->cls[cls], min_age);
-		if (!p)
+		/* Pages evacuated lately keep their old copies until a grace
+		 * period: the cursor moves past them (ages only grow) and
+		 * comes back to them after a wrap, on a later call. */
+		struct slab_page *p = isolate_sparse(&s->cls[cls], *cursor);
+		if (!p) {
+			*cursor = 0;
 			break;
-		min_age = p->age + 1;
+		}
+		*cursor = p->age + 1;
+		done += SLAB_COMPACT_PAGE_COST;   /* the scan and snapshot */
 		uint32_t bump = page_snapshot(p, visit);
 		for (uint32_t i = 0; i < bump && done < budget; i++) {
 			if (!(visit[i / 64] & (1ull << (i % 64))))
 				continue;
 			done++;
-			if (slab_relocate(s, slab_page_slot(p, i), move, arg) < 0)
-				break; /* out of memory: the page stays as it is */
+			if (slab_relocate(s, slab_page_slot(p, i), move, arg) < 0) {
+				*cursor = p->age; /* out of memory: this page again, later */
+				budget = done;
+			}
 		}
 		slab_page_putback(s, p);
 	}

@@ -168,13 +168,19 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
 
 /*
  * Compaction of class @cls: isolate sparse partial pages (occupancy below
- * half), oldest first, and ask @move about
- * each of their objects (as slab_relocate) until @budget objects were
- * handled; emptied pages go back after a grace period.  Returns the number
- * of objects handled.  Bounded work: at most @budget callbacks, plus one
- * page scan per isolated page.  Not inside a read-side section.
+ * half) of age >= *@cursor, oldest first, and ask @move about each of their
+ * objects (as slab_relocate) until @budget units of work were done (one
+ * per object handed to @move, 32 per page isolated); emptied
+ * pages go back after a grace period.  *@cursor (start at 0) is left past
+ * the last page visited, or at 0 when no sparse page is left past it: so
+ * successive calls sweep the class round and round, and do not revisit
+ * the pages they just evacuated.  Returns the units done (fewer than
+ * @budget: the end of the round was reached; 0: no sparse page at all).
+ * Bounded work: at most @budget callbacks and @budget / 32 + 1 page scans.
+ * Not inside a read-side section.
  */
-size_t slab_compact(struct slab *s, unsigned cls, size_t budget, slab_move_fn move, void *arg);
+size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *cursor,
+		    slab_move_fn move, void *arg);
 
 /* Every byte @s holds now (pages in classes, retained and pending, and
  * metadata): the stats' bytes, from two counters, cheap enough for every

@@ -421,7 +421,8 @@ Test(slab, page_return_after_mass_free_and_compaction)
 
 	size_t moved = 0;
 	for (int round = 0; round < 1000; round++) {
-		size_t n = slab_compact(s, 0, 512, table_move, &t);
+		uint64_t cursor = 0;
+		size_t n = slab_compact(s, 0, 512, &cursor, table_move, &t);
 		moved += n;
 		slab_rcu_barrier(s);
 		if (!n)
@@ -539,7 +540,7 @@ Test(slab, relocation_under_concurrent_readers)
 		pthread_create(&t[i], NULL, rl_reader, &args[i]);
 	}
 	size_t moved = 0;
-	uint64_t version = 1;
+	uint64_t version = 1, cursor = 0;
 	for (int round = 0; round < 60; round++) {
 		/* free most of the churn keys, then re-add some */
 		for (uint64_t k = RL_STABLE; k < RL_N; k++)
@@ -547,7 +548,7 @@ Test(slab, relocation_under_concurrent_readers)
 				table_del(x.s, &x.t, k);
 		slab_thread_release(x.s);
 		for (int c = 0; c < 8; c++)
-			moved += slab_compact(x.s, 0, 2048, table_move, &x.t);
+			moved += slab_compact(x.s, 0, 2048, &cursor, table_move, &x.t);
 		for (uint64_t k = RL_STABLE; k < RL_N; k++)
 			if (!atomic_load(&x.t.slot[k]) && prng_chance(&r, 1, 2))
 				table_add(x.s, &x.t, k, version++ & 0xFFFF);
