@@ -257,3 +257,10 @@ void entry_free_flush(struct udc_cache *c)
 	if (b)
 		call_rcu(&b->rcu, free_batch_rcu);
 }
+
+void entry_frees_wait(struct udc_cache *c)
+{
+	entry_free_flush(c);
+	rcu_barrier();   /* the entries' batches have run */
+	rcu_barrier();   /* and the pages they emptied are released */
+}

@@ -167,8 +167,13 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		err = ENOMEM;
 		goto fail;
 	}
+	err = -reclaim_thread_start(c);
+	if (err)
+		goto fail_thread;
 	return c;
 
+fail_thread:
+	reclaim_thread_stop(c);
 fail:
 	entry_slabs_destroy(c);
 	if (c->names)
@@ -189,6 +194,7 @@ void udc_destroy(udc_cache *c)
 	if (!c)
 		return;
 	thread_enter();
+	reclaim_thread_stop(c);   /* first: it uses everything below */
 	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
 	/*
 	 * Unpublish everything in one pass, chaining the entries through

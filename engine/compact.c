@@ -17,9 +17,9 @@
  * bytes and more than COMPACT_SLACK is free; only pages under half full
  * are emptied (slab_compact), so the batches stop by themselves.  A batch
  * that finds nothing left to move backs off until the entries shrink or
- * the pages grow by an eighth.  Until the
- * shrink module's background thread exists, compaction happens there and
- * in udc_shrink() (compact_all) only.
+ * the pages grow by an eighth.  The reclaim thread (reclaim.c) runs the
+ * same batches between calls (compact_batch), and udc_shrink() runs them
+ * to the end (compact_all).
  *
  * Locking:
  *   shrink_lock serialises compaction with reclaim passes (inline: only
@@ -42,6 +42,7 @@
 
 #define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
 #define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */
+#define COMPACT_ALL_ROUNDS 8            /* compact_all: rounds at most (each waits for RCU) */
 
 /*
  * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
@@ -148,12 +149,18 @@ static bool compact_wanted(struct udc_cache *c)
 	return mark_pages == 0 || 8 * live < 7 * mark_live || 8 * pages > 9 * mark_pages;
 }
 
-void compact_inline(struct udc_cache *c)
+/* A batch if compaction is worth it; @wait: for shrink_lock, else only
+ * try it.  Returns true if more work remains. */
+static bool compact_step(struct udc_cache *c, bool wait)
 {
+	bool more = false;
+
 	if (!compact_wanted(c))   /* racy read of the marks: a heuristic */
-		return;
-	if (pthread_mutex_trylock(&c->shrink_lock))
-		return;   /* a pass is running: it is at it */
+		return false;
+	if (wait)
+		pthread_mutex_lock(&c->shrink_lock);
+	else if (pthread_mutex_trylock(&c->shrink_lock))
+		return false;   /* a pass is running: it is at it */
 	if (compact_wanted(c)) {
 		size_t live, pages;
 		bool dry;
@@ -161,28 +168,68 @@ void compact_inline(struct udc_cache *c)
 		fragmented(c, &live, &pages);
 		c->compact_mark_live = dry ? live : 0;
 		c->compact_mark_pages = dry ? pages : 0;
+		more = !dry;
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
+	return more;
 }
 
-size_t compact_all(struct udc_cache *c)
+void compact_inline(struct udc_cache *c)
+{
+	compact_step(c, false);
+}
+
+bool compact_batch(struct udc_cache *c, bool fresh)
+{
+	if (fresh) {   /* the marks are the inline path's: look again */
+		pthread_mutex_lock(&c->shrink_lock);
+		c->compact_mark_live = c->compact_mark_pages = 0;
+		pthread_mutex_unlock(&c->shrink_lock);
+	}
+	return compact_step(c, true);
+}
+
+/*
+ * One round: batches until every class has been gone through once, or
+ * @bound work units (mutators may make sparse pages as fast as a round
+ * empties them).  Returns the work done.
+ */
+static size_t compact_round(struct udc_cache *c, size_t bound)
 {
 	size_t done = 0;
 	bool dry;
-	/* Bounded: two rounds' worth of batches (a round may revisit pages
-	 * whose old copies wait for a grace period, which never ends while
-	 * some reader stays in its read-side section). */
-	int64_t batches = 2 * (atomic_load_explicit(&c->nr_entries, memory_order_relaxed) /
-			       COMPACT_BATCH + 8);
 
-	/* This thread's open pages become candidates too (others' stay theirs). */
-	slab_thread_release(c->slabs[ENT_NEGATIVE]);
-	slab_thread_release(c->slabs[ENT_POSITIVE]);
 	do {   /* shrink_lock per batch: inline reclaim waits one batch at most */
 		pthread_mutex_lock(&c->shrink_lock);
 		done += compact_locked(c, COMPACT_BATCH, &dry);
 		c->compact_mark_live = c->compact_mark_pages = 0;
 		pthread_mutex_unlock(&c->shrink_lock);
-	} while (!dry && --batches > 0);
+	} while (!dry && done < bound);
+	return done;
+}
+
+size_t compact_all(struct udc_cache *c)
+{
+	size_t done = 0;
+
+	/* This thread's open pages become candidates too (others' stay theirs). */
+	slab_thread_release(c->slabs[ENT_NEGATIVE]);
+	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	/*
+	 * A round moves the survivors of sparse pages, but the pages come back
+	 * only after a grace period, and a page the survivors went to may be
+	 * sparse itself by then (removals meanwhile): rounds until one gives
+	 * nothing back.  A round's bound: twice a visit of every slot of the
+	 * smallest class (64 bytes) and of every page.
+	 */
+	for (int round = 0; round < COMPACT_ALL_ROUNDS; round++) {
+		size_t before = entry_slabs_bytes(c);
+		size_t bound = 2 * (before / 64 + before / SLAB_PAGE_SIZE * SLAB_COMPACT_PAGE_COST) + COMPACT_BATCH;
+		size_t work = compact_round(c, bound);
+		done += work;
+		entry_frees_wait(c);
+		if (work == 0 || entry_slabs_bytes(c) >= before)
+			break;
+	}
 	return done;
 }

@@ -210,6 +210,13 @@ struct udc_cache {
 	size_t compact_mark_pages;        /* and the slab bytes then; 0: not backed off */
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
 
+	/* --- the background reclaim thread (absent with UDC_CFG_NO_RECLAIM_THREAD) --- */
+	pthread_mutex_t thread_lock;      /* protects thread_stop; with thread_cond */
+	pthread_cond_t thread_cond;       /* wakes the thread: a stop or a kick */
+	bool thread_stop;
+	bool thread_running;              /* set at create, cleared at destroy */
+	pthread_t thread;
+
 	struct stripe stripes[NR_STRIPES];
 };
 
@@ -271,6 +278,7 @@ void entry_slabs_destroy(struct udc_cache *c);
 size_t entry_slabs_bytes(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
 void entry_free_flush(struct udc_cache *c);                     /* hand the pending batch to RCU */
+void entry_frees_wait(struct udc_cache *c);   /* flush, and wait until the frees and the pages they empty land */
 
 static inline const char *entry_name(const struct udc_entry *e)
 {
@@ -344,6 +352,8 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
 void reclaim_inline(struct udc_cache *c);   /* engine/reclaim.c */
 void reclaim_release(struct udc_cache *c);  /* at destroy */
+int reclaim_thread_start(struct udc_cache *c);  /* at create: 0 or -errno */
+void reclaim_thread_stop(struct udc_cache *c);  /* at destroy, before anything is freed */
 
 /* A copy of an entry's key, taken while the entry may be freed under us. */
 struct entry_key {
@@ -360,8 +370,12 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 /* Compact when the slab pages are mostly empty: a bounded batch, or nothing
  * if another thread is at it.  No lock held, outside rcu_read_lock. */
 void compact_inline(struct udc_cache *c);
+/* One batch if worth it, waiting for shrink_lock: true if more remains.
+ * @fresh: forget the inline path's back-off first. */
+bool compact_batch(struct udc_cache *c, bool fresh);
 /* Compact until no sparse page is left, in bounded batches (shrink_lock
- * taken per batch, so not held by the caller).  Returns the objects handled. */
+ * taken per batch, so not held by the caller), waiting for grace periods
+ * between rounds: blocks, outside rcu_read_lock.  Returns the work done. */
 size_t compact_all(struct udc_cache *c);
 
 /* ---- engine/cache.c ---- */

@@ -3,11 +3,15 @@
  * engine/reclaim.c - udc_shrink(), udc_set_memory_limit() and the inline
  * reclaim that keeps bytes_used within the limit.
  *
- * Owns: the reclaim pass.  Limitation, said plainly: this is the engine's
- * wiring, not the reclaim policy.  It empties whole slab pages, oldest
- * first (negatives before positives), so that pages go back, with no
- * regard to hits, and it runs inline in the mutating calls whether or not
- * UDC_CFG_NO_RECLAIM_THREAD is set (there is no reclaim thread yet).
+ * Owns: the reclaim pass, and the background reclaim thread.  Limitation,
+ * said plainly: this is the engine's wiring, not the reclaim policy.  It
+ * empties whole slab pages, oldest first (negatives before positives), so
+ * that pages go back, with no regard to hits.  The thread (started unless
+ * UDC_CFG_NO_RECLAIM_THREAD) wakes every RECLAIM_THREAD_PERIOD_MS, evicts
+ * down to the low watermark (limit - slack) once use passes limit -
+ * slack/2, and runs compaction batches, a bounded number per wake-up, each
+ * under shrink_lock; the inline pass in the mutating calls stays, so the
+ * bound holds even when a client outruns the thread.
  * negative_max_age_ms is stored but not acted on.  The policy the project
  * promises (sweeping slab pages oldest first, probation and promotion,
  * ghosts, ageing, per-directory and per-client bounds, the background
@@ -20,6 +24,9 @@
  *   newer entry: reclaim may evict a little more than the page held).
  *   shrink_lock serialises passes (inline reclaim only tries it, and waits
  *   for another thread's pass only when the overshoot nears the slack).
+ *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
+ *   of eviction or one compaction batch).  thread_lock protects thread_stop
+ *   and is never held with another lock.
  *   rcu_barrier() is called with shrink_lock held: no RCU callback takes it.  A pass takes each
  *   victim's stripe lock outside any rcu_read_lock section: candidates are
  *   collected under the read lock (keys copied), then dropped one by one
@@ -32,9 +39,13 @@
 #include "engine/internal.h"
 
 #include <errno.h>
+#include <time.h>
 
 #define RECLAIM_BATCH 1024   /* at least the objects of one page */
 #define RECLAIM_INLINE_ROUNDS 4
+#define RECLAIM_THREAD_PERIOD_MS 100
+#define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
+#define RECLAIM_THREAD_BYTES ((size_t)256 << 10)   /* eviction per shrink_lock hold */
 
 struct sweep {
 	struct udc_cache *c;
@@ -153,14 +164,6 @@ void reclaim_release(struct udc_cache *c)
 	c->reclaim_scratch = NULL;
 }
 
-/* Wait until what was evicted is freed and its emptied pages are back. */
-static void rcu_wait_frees(struct udc_cache *c)
-{
-	entry_free_flush(c);
-	rcu_barrier();   /* the entries' batches have run */
-	rcu_barrier();   /* and the pages they emptied are released */
-}
-
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
 static size_t reclaim_slack(size_t limit)
 {
@@ -203,7 +206,7 @@ void reclaim_inline(struct udc_cache *c)
 		used = cache_bytes_used(c);
 		if (used <= limit + slack / 2)
 			break;
-		rcu_wait_frees(c);
+		entry_frees_wait(c);
 		used = cache_bytes_used(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
@@ -221,7 +224,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 		size_t before = cache_bytes_used(c);
 		compact_all(c);
 		pthread_mutex_lock(&c->shrink_lock);
-		rcu_wait_frees(c);
+		entry_frees_wait(c);
 		size_t after = cache_bytes_used(c);
 		freed = before > after ? before - after : 0;
 	} else {
@@ -229,10 +232,102 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	}
 	if (freed < bytes) {
 		freed += reclaim_locked(c, bytes - freed);
-		rcu_wait_frees(c);
+		entry_frees_wait(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
 	return freed;
+}
+
+/*
+ * One wake-up's work: evict down to the low watermark, then compact, in
+ * bounded batches.  Returns true if work remains (no sleep before the next).
+ */
+static bool reclaim_background(struct udc_cache *c)
+{
+	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	size_t slack = reclaim_slack(limit);
+	size_t low = limit > slack ? limit - slack : 0;
+	int batches = RECLAIM_THREAD_BATCHES;
+	bool more = false;
+
+	while (batches > 0) {
+		size_t used = cache_bytes_used(c);
+		if (used <= low + slack / 2)
+			break;
+		size_t want = used - low < RECLAIM_THREAD_BYTES ? used - low : RECLAIM_THREAD_BYTES;
+		pthread_mutex_lock(&c->shrink_lock);
+		size_t got = reclaim_locked(c, want);
+		pthread_mutex_unlock(&c->shrink_lock);
+		batches--;
+		if (got == 0)
+			break;   /* nothing evictable now (others' open pages, pending frees) */
+		more = batches == 0;
+	}
+	for (bool fresh = true; batches-- > 0; fresh = false)
+		if (!compact_batch(c, fresh))
+			break;
+	more = more || batches < 0;
+	entry_free_flush(c);
+	return more;
+}
+
+static void *reclaim_thread_main(void *arg)
+{
+	struct udc_cache *c = arg;
+
+	thread_enter();
+	pthread_mutex_lock(&c->thread_lock);
+	while (!c->thread_stop) {
+		pthread_mutex_unlock(&c->thread_lock);
+		bool more = reclaim_background(c);
+		pthread_mutex_lock(&c->thread_lock);
+		if (more || c->thread_stop)
+			continue;
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_nsec += RECLAIM_THREAD_PERIOD_MS * 1000000L;
+		t.tv_sec += t.tv_nsec / 1000000000L;
+		t.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&c->thread_cond, &c->thread_lock, &t);
+	}
+	pthread_mutex_unlock(&c->thread_lock);
+	/* Our open pages and RCU batches go with the thread (slab's and
+	 * thread.c's exit handlers). */
+	return NULL;
+}
+
+int reclaim_thread_start(struct udc_cache *c)
+{
+	pthread_condattr_t a;
+	int err;
+
+	pthread_mutex_init(&c->thread_lock, NULL);
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->thread_cond, &a);
+	pthread_condattr_destroy(&a);
+	c->thread_stop = false;
+	if (c->flags & UDC_CFG_NO_RECLAIM_THREAD)
+		return 0;
+	err = pthread_create(&c->thread, NULL, reclaim_thread_main, c);
+	if (err)
+		return -err;
+	c->thread_running = true;
+	return 0;
+}
+
+void reclaim_thread_stop(struct udc_cache *c)
+{
+	if (c->thread_running) {
+		pthread_mutex_lock(&c->thread_lock);
+		c->thread_stop = true;
+		pthread_cond_signal(&c->thread_cond);
+		pthread_mutex_unlock(&c->thread_lock);
+		pthread_join(c->thread, NULL);
+		c->thread_running = false;
+	}
+	pthread_cond_destroy(&c->thread_cond);
+	pthread_mutex_destroy(&c->thread_lock);
 }
 
 int udc_set_memory_limit(udc_cache *c, size_t bytes)

@@ -32,10 +32,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* What isolating and scanning one page costs, in budget units (a unit is
- * one object handed to the owner): a page of dead slots is not free. */
-#define SLAB_COMPACT_PAGE_COST 32
-
 unsigned slab_page_class(const struct slab_page *p)
 {
 	return p->cls->index;
@@ -170,7 +166,9 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg)
 
 /*
  * The oldest sparse PARTIAL page of @c of age >= @min_age, isolated, or
- * NULL: occupancy below half.  (Not "below the class average" as well:
+ * NULL: occupancy below half, counting only objects not already waiting
+ * for a grace period (a page of those empties by itself: visiting it
+ * again is work for nothing).  (Not "below the class average" as well:
  * after a mass free every page is sparse, and all of them must empty.)
  * Survivors go to pages at least half full or to new ones (slab.c's
  * refill while compacting), so a page is never moved into a candidate.
@@ -181,8 +179,9 @@ static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_age)
 
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry(p, &c->pages, link) {
-		if (p->state == SLAB_PARTIAL && p->age >= min_age &&
-		    2 * slab_page_live(p) < p->capacity) {
+		uint32_t movable = slab_page_movable(p);
+		if (p->state == SLAB_PARTIAL && p->age >= min_age && movable > 0 &&
+		    2 * movable < p->capacity) {
 			isolate_locked(p);
 			found = p;
 			break;
@@ -202,9 +201,8 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	bool nested = slab_tls_compacting;
 	slab_tls_compacting = true;
 	while (done < budget) {
-		/* Pages evacuated lately keep their old copies until a grace
-		 * period: the cursor moves past them (ages only grow) and
-		 * comes back to them after a wrap, on a later call. */
+		/* The cursor moves past the pages visited (ages only grow)
+		 * and comes back to them after a wrap, on a later call. */
 		struct slab_page *p = isolate_sparse(&s->cls[cls], *cursor);
 		if (!p) {
 			*cursor = 0;

@@ -25,6 +25,7 @@
  *   |local| + (capacity - bump) + used == capacity
  *   |remote| == remote_n                         (when no free is running)
  *   live == used - remote_n                      (objects not yet freed)
+ *   rcu_n <= live          (of them, those waiting for a grace period)
  *   no slot is twice on local + remote, and all are < bump
  *   state == PARTIAL  <=>  page on cls->partial
  *   state != DEAD     <=>  page on cls->pages (ages increase along it)
@@ -103,7 +104,8 @@ struct slab_page {
 	/* --- remote frees --- */
 	_Atomic uint32_t remote;  /* head of the remote list */
 	_Atomic int32_t remote_n; /* pushes counted after they land */
-	char pad2_[56];
+	_Atomic int32_t rcu_n;	  /* handed to slab_free_rcu, free not landed yet */
+	char pad2_[52];
 
 	/* --- under cls->lock --- */
 	uint32_t state;		    /* enum slab_page_state */
@@ -201,6 +203,16 @@ static inline uint32_t slab_page_live(const struct slab_page *p)
 	 * its push after it lands, and a collect may take the slot first):
 	 * then used - remote_n exceeds the truth; never report past capacity. */
 	return v < 0 ? 0 : v > p->capacity ? p->capacity : (uint32_t)v;
+}
+
+/* Live objects not already on their way out (slab_free_rcu): what a
+ * compaction would have to move.  Relaxed, like slab_page_live. */
+static inline uint32_t slab_page_movable(const struct slab_page *p)
+{
+	uint32_t live = slab_page_live(p);
+	int32_t q = atomic_load_explicit(&p->rcu_n, memory_order_relaxed);
+
+	return q <= 0 ? live : (uint32_t)q >= live ? 0 : live - (uint32_t)q;
 }
 
 #endif

@@ -103,6 +103,7 @@ struct slab_page *slab_page_new(struct slab_class *c)
 	p->slab = s;
 	atomic_init(&p->remote, SLAB_NIL);
 	atomic_init(&p->remote_n, 0);
+	atomic_init(&p->rcu_n, 0);
 	atomic_init(&p->owner, slab_thread_token());
 	p->state = SLAB_OPEN;
 	SLAB_POISON((char *)p + p->offset, (size_t)p->capacity * p->size);
@@ -250,6 +251,9 @@ int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t
 		FAIL("page %p: |remote| %u != remote_n %d", (void *)p, nremote, rn);
 	if (quiescent && (rn < 0 || (uint32_t)rn > used))
 		FAIL("page %p: remote_n %d > used %u", (void *)p, rn, used);
+	int32_t q = atomic_load_explicit(&p->rcu_n, memory_order_relaxed);
+	if (quiescent && (q < 0 || (uint32_t)q > used - (uint32_t)rn))
+		FAIL("page %p: rcu_n %d > live %u", (void *)p, q, used - (uint32_t)rn);
 	if ((p->state == SLAB_OPEN) !=
 	    (atomic_load_explicit(&p->owner, memory_order_relaxed) != NULL))
 		FAIL("page %p: state %u vs owner", (void *)p, p->state);

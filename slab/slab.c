@@ -445,8 +445,13 @@ static void batch_free_rcu(struct rcu_head *head)
 	struct slab_batch *b = caa_container_of(head, struct slab_batch, rcu);
 	struct slab *s = b->slab;
 
-	for (unsigned i = 0; i < b->n; i++)
+	for (unsigned i = 0; i < b->n; i++) {
+		/* relaxed: a compaction heuristic; before the free, which
+		 * may release the page */
+		atomic_fetch_sub_explicit(&slab_page_hdr(b->obj[i])->rcu_n, 1,
+					  memory_order_relaxed);
 		slab_free_now(s, b->obj[i]);
+	}
 	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 	free(b);
 }
@@ -469,6 +474,8 @@ void slab_free_rcu(struct slab *s, void *obj)
 		b->n = 0;
 		t->batch = b;
 	}
+	/* relaxed: read only by compaction's choice of pages */
+	atomic_fetch_add_explicit(&slab_page_hdr(obj)->rcu_n, 1, memory_order_relaxed);
 	b->obj[b->n++] = obj;
 	if (b->n == SLAB_BATCH) {
 		t->batch = NULL;

@@ -170,7 +170,9 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
  * Compaction of class @cls: isolate sparse partial pages (occupancy below
  * half) of age >= *@cursor, oldest first, and ask @move about each of their
  * objects (as slab_relocate) until @budget units of work were done (one
- * per object handed to @move, 32 per page isolated); emptied
+ * per object handed to @move, SLAB_COMPACT_PAGE_COST per page isolated,
+ * whose objects already waiting for a grace period are not counted as
+ * its occupancy); emptied
  * pages go back after a grace period.  *@cursor (start at 0) is left past
  * the last page visited, or at 0 when no sparse page is left past it: so
  * successive calls sweep the class round and round, and do not revisit
@@ -179,6 +181,7 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
  * Bounded work: at most @budget callbacks and @budget / 32 + 1 page scans.
  * Not inside a read-side section.
  */
+#define SLAB_COMPACT_PAGE_COST 32   /* budget units per page isolated: a page of dead slots is not free */
 size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *cursor,
 		    slab_move_fn move, void *arg);
 

@@ -1,0 +1,122 @@
+/*
+ * tests/engine/test_reclaim_thread.c - the background reclaim thread does
+ * between calls what the inline path leaves: it compacts the pages that
+ * the last removals left sparse, and it evicts down to the low watermark.
+ * Both are waited for by polling with a generous deadline (the thread's
+ * pace is not what is tested; that it gets there with no call is).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "common/tcache.h"
+#include "engine/internal.h"
+
+#define RT_DEADLINE_S 60
+
+static size_t rt_name(char *buf, size_t size, unsigned i)
+{
+	return (size_t)snprintf(buf, size, "rt-%08x-name", i);
+}
+
+static double rt_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Poll until pred(c) holds or the deadline passes; returns whether it held. */
+static bool rt_wait(udc_cache *c, bool (*pred)(udc_cache *))
+{
+	double end = rt_now() + RT_DEADLINE_S;
+
+	while (!pred(c)) {
+		if (rt_now() > end)
+			return false;
+		struct timespec ts = { .tv_nsec = 20 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+/* No page under half full is left: slab bytes within twice the entries,
+ * plus a few open and retained pages. */
+static bool rt_compacted(udc_cache *c)
+{
+	return entry_slabs_bytes(c) <= 2 * atomic_load(&c->entry_bytes) + ((size_t)1 << 20);
+}
+
+Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
+{
+	const unsigned n = 100000;
+	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+	char nm[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = rt_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
+	}
+	/* Remove 90%, in an order that leaves every page sparse at the end. */
+	for (unsigned i = 0; i < n; i++) {
+		if (i % 10 == 3)
+			continue;
+		size_t len = rt_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_invalidate(c, 10 + i % 8, nm, len), 0);
+	}
+	udc_thread_offline(c);   /* our open pages go back to the classes */
+	cr_assert(rt_wait(c, rt_compacted), "slab %zu bytes for %zu of entries after %d s",
+		  entry_slabs_bytes(c), atomic_load(&c->entry_bytes), RT_DEADLINE_S);
+	struct udc_stats st = tc_stats(c);
+	cr_assert_eq(st.evictions, 0);
+	cr_assert_eq(st.nr_negative, n / 10);
+	for (unsigned i = 3; i < n; i += 10) {
+		size_t len = rt_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_lookup(c, 10 + i % 8, nm, len, NULL), UDC_NEGATIVE, "name %u", i);
+	}
+	udc_destroy(c);
+}
+
+#define RT_LIMIT ((size_t)4 << 20)
+#define RT_SLACK ((size_t)1 << 20) /* reclaim.c's slack for limits under 100 MiB */
+
+static bool rt_below_low_watermark(udc_cache *c)
+{
+	return tc_stats(c).bytes_used <= RT_LIMIT - RT_SLACK / 2;
+}
+
+Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
+{
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, RT_LIMIT);
+	char nm[64];
+
+	for (unsigned i = 0; i < 200000; i++) {
+		size_t len = rt_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
+		/* Inline reclaim keeps the bound after every call, thread or not. */
+		uint64_t used = tc_stats(c).bytes_used;
+		cr_assert_leq(used, RT_LIMIT + RT_SLACK, "call %u: %llu bytes", i,
+			      (unsigned long long)used);
+	}
+	udc_thread_offline(c);
+	cr_assert(rt_wait(c, rt_below_low_watermark), "bytes_used %llu after %d s",
+		  (unsigned long long)tc_stats(c).bytes_used, RT_DEADLINE_S);
+	cr_assert_gt(tc_stats(c).evictions, 0);
+	cr_assert_eq(engine_check(c), 0);
+	udc_destroy(c);
+}
+
+Test(reclaim_thread, destroy_stops_a_busy_thread)
+{
+	char nm[64];
+
+	for (int round = 0; round < 20; round++) {
+		udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, RT_LIMIT);
+		for (unsigned i = 0; i < 20000; i++) {
+			size_t len = rt_name(nm, sizeof(nm), i);
+			cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
+		}
+		udc_destroy(c);   /* with the thread likely mid-batch */
+	}
+}
