@@ -120,10 +120,13 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(e)));
 }
 
-/* The slab classes of entries: negatives and positives apart. */
+/* The slab classes of entries: negatives and positives apart, each size
+ * twice: probation (filled once, a FIFO) and main (shrink/sweep.c). */
 static const struct slab_config entry_classes[2] = {
-	[ENT_NEGATIVE] = { .nr_classes = 2, .class_size = { 64, 96 }, .retained_max = 2 },
-	[ENT_POSITIVE] = { .nr_classes = 2, .class_size = { 96, 128 }, .retained_max = 2 },
+	[ENT_NEGATIVE] = { .nr_classes = 4, .class_size = { 64, 64, 96, 96 }, .fifo_mask = 0x5,
+			   .retained_max = 4 },
+	[ENT_POSITIVE] = { .nr_classes = 4, .class_size = { 96, 96, 128, 128 }, .fifo_mask = 0x5,
+			   .retained_max = 4 },
 };
 
 int entry_slabs_create(struct udc_cache *c)
@@ -151,13 +154,15 @@ size_t entry_slabs_bytes(struct udc_cache *c)
 }
 
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len)
+			      size_t len, uint64_t hash)
 {
 	size_t inline_max = kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX;
 	struct slab *s = c->slabs[kind];
 	int cls = slab_class_for_size(s, entry_size(kind, len));
 
 	udc_assert(cls >= 0);
+	if (ghost_take(c, hash, kind))
+		cls = (int)entry_main_class((unsigned)cls);
 	struct udc_entry *e = slab_alloc(s, (unsigned)cls);
 	if (!e)
 		return NULL;

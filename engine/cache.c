@@ -163,7 +163,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	}
 	c->names = table_new();
 	c->dirs = table_new();
-	if (!c->names || !c->dirs || entry_slabs_create(c)) {
+	if (!c->names || !c->dirs || entry_slabs_create(c) || sweep_create(c)) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -175,6 +175,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 fail_thread:
 	reclaim_thread_stop(c);
 fail:
+	reclaim_release(c);
 	entry_slabs_destroy(c);
 	if (c->names)
 		cds_lfht_destroy(c->names, NULL);
@@ -242,7 +243,7 @@ void udc_destroy(udc_cache *c)
 }
 
 /* Sum every thread's slot of c. */
-static void stats_sum(struct udc_cache *c, struct thread_stats *sum)
+void stats_sum(struct udc_cache *c, struct thread_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 #define X(name, meaning)                                                                  \
@@ -293,6 +294,10 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.stale_answers = G(stale_answers),
 		.walk_retries = G(walk_retries),
 		.entries_moved = G(moved),
+		.entries_promoted = G(promoted),
+		.refaults = G(refaults_neg) + G(refaults_pos),
+		.negatives_aged = G(aged),
+		.negatives_declined = G(declined),
 	};
 #undef G
 	memcpy(st, &s, st->size);   /* fields past the caller's size stay untouched */

@@ -93,6 +93,7 @@ struct udc_dir {
 	struct cds_list_head children;    /* positive entries in this dir (protected by lock) */
 	_Atomic int64_t nr_positive;      /* entries in the table, any generation */
 	_Atomic int64_t nr_negative;
+	_Atomic uint64_t neg_now;         /* (gen << 32) | negatives of that gen (shrink/admit.c) */
 	struct udc_dir *destroy_next;     /* udc_destroy's list of unlinked dirs */
 };
 
@@ -205,10 +206,16 @@ struct udc_cache {
 
 	/* --- serialises udc_shrink passes (reclaim is single-threaded) --- */
 	pthread_mutex_t shrink_lock;
-	void *reclaim_scratch;            /* a pass's keys (protected by shrink_lock) */
 	size_t compact_mark_live;         /* entry_bytes when compaction last ran dry, */
 	size_t compact_mark_pages;        /* and the slab bytes then; 0: not backed off */
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
+	_Atomic uint64_t age_next_ms;     /* when the inline path ages negatives next (relaxed) */
+	uint64_t adapt_ms;                /* the negative share's last adaptation (shrink_lock) */
+	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
+	unsigned neg_share;               /* negatives' share of the entries' bytes, % (shrink_lock) */
+
+	/* --- ghosts of evicted probation entries (shrink/sweep.c): RCU --- */
+	struct ghost_table *_Atomic ghosts;
 
 	/* --- the background reclaim thread (absent with UDC_CFG_NO_RECLAIM_THREAD) --- */
 	pthread_mutex_t thread_lock;      /* protects thread_stop; with thread_cond */
@@ -270,8 +277,9 @@ struct udc_cache *cache_struct_alloc(size_t *bytes);   /* *bytes: its real size 
 void cache_struct_free(struct udc_cache *c);
 size_t entry_size(enum entry_kind kind, size_t len);
 size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);  /* its slab slot */
+/* In probation, or in main if @hash's ghost was remembered (a refault). */
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len);
+			      size_t len, uint64_t hash);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
@@ -350,7 +358,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k);
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
-void reclaim_inline(struct udc_cache *c);   /* engine/reclaim.c */
+void reclaim_inline(struct udc_cache *c);   /* shrink/reclaim.c */
 void reclaim_release(struct udc_cache *c);  /* at destroy */
 int reclaim_thread_start(struct udc_cache *c);  /* at create: 0 or -errno */
 void reclaim_thread_stop(struct udc_cache *c);  /* at destroy, before anything is freed */
@@ -366,7 +374,10 @@ struct entry_key {
  * e is in an isolated slab page (its bytes stay until putback). */
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
 
-/* ---- engine/compact.c: moving entries out of sparse slab pages ---- */
+/* ---- shrink/compact.c: moving entries out of sparse slab pages ---- */
+/* slab_move_fn (arg: the cache): move a published entry, drop a stale
+ * one, keep a dead one. */
+enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);
 /* Compact when the slab pages are mostly empty: a bounded batch, or nothing
  * if another thread is at it.  No lock held, outside rcu_read_lock. */
 void compact_inline(struct udc_cache *c);
@@ -378,8 +389,37 @@ bool compact_batch(struct udc_cache *c, bool fresh);
  * between rounds: blocks, outside rcu_read_lock.  Returns the work done. */
 size_t compact_all(struct udc_cache *c);
 
+/* ---- shrink/sweep.c: the page sweeper (S3-FIFO queues), ghosts, ageing ---- */
+/* Entries of each kind live in twin slab classes: even ones are probation
+ * (filled once: FIFO segments), the odd one above each is main. */
+static inline unsigned entry_main_class(unsigned cls)
+{
+	return cls | 1;
+}
+int sweep_create(struct udc_cache *c);    /* the ghost table: 0 or -ENOMEM */
+void sweep_destroy(struct udc_cache *c);
+/* The limit becomes @limit: a ghost table sized for it (shrink_lock held,
+ * outside rcu_read_lock).  0, or -ENOMEM and nothing changed. */
+int sweep_limit_changed(struct udc_cache *c, size_t limit);
+/* A fresh entry of @hash: does it go to main (its ghost was remembered: a
+ * refault, counted)?  Takes the ghost. */
+bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind);
+/* Sweep until about @bytes of entries are evicted, shrink_lock held.
+ * Returns the slot bytes evicted. */
+size_t sweep_reclaim(struct udc_cache *c, size_t bytes);
+/* Age negatives out (negative_max_age_ms), at most @budget work units,
+ * shrink_lock held: true if more remains. */
+bool sweep_age(struct udc_cache *c, size_t budget);
+
+/* ---- shrink/admit.c: admission of negatives ---- */
+/* May a new negative be kept in @d (its bound, max(k x positives, floor))? */
+bool admit_negative(struct udc_dir *d);
+/* A negative of @d of generation @gen entered (+1) or left (-1) the table. */
+void admit_count(struct udc_dir *d, uint32_t gen, int delta);
+
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
+void stats_sum(struct udc_cache *c, struct thread_stats *sum);   /* every thread's counters */
 void table_model_init(struct table_model *t);
 /* A table now holds @count nodes, after an add (@added) or a delete. */
 void table_model_count(struct table_model *t, int64_t count, bool added);

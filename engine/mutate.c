@@ -83,6 +83,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		stat_add(ts, pos_dropped, 1);
 	} else {
 		atomic_fetch_sub_explicit(&d->nr_negative, 1, memory_order_relaxed);
+		admit_count(d, e->gen, -1);
 		stat_add(ts, neg_dropped, 1);
 	}
 	/* relaxed: size estimates for accounting and compaction */
@@ -117,6 +118,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		stat_add(ts, pos_added, 1);
 	} else {
 		atomic_fetch_add_explicit(&d->nr_negative, 1, memory_order_relaxed);
+		admit_count(d, e->gen, 1);
 		stat_add(ts, neg_added, 1);
 	}
 	/* relaxed: size estimates for accounting and compaction */
@@ -197,7 +199,7 @@ static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, co
 static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op,
 				   const struct udc_attr *attr)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len);
+	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash);
 
 	if (e && attr) {
 		struct udc_pos *p = entry_pos(e);
@@ -212,7 +214,7 @@ static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op
 
 static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len);
+	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash);
 
 	if (e)
 		e->dir = op->d;
@@ -294,19 +296,22 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	struct name_op op;
 	int r = name_op_init(&op, c, dir, name, len);
 
-	(void)client;   /* per-client shares are the shrink module's (shrink/) */
+	(void)client;   /* per-client shares: not yet (docs/ENGINE.md) */
 	if (r)
 		return r;
 	bool complete = atomic_load_explicit(&op.d->flags, memory_order_relaxed) & DIR_COMPLETE;
-	struct udc_entry *e = complete ? NULL : neg_alloc(c, &op);
-	if (!complete && !e)
+	bool keep = !complete && admit_negative(op.d);
+	struct udc_entry *e = keep ? neg_alloc(c, &op) : NULL;
+	if (keep && !e)
 		return -ENOMEM;
+	if (!complete && !keep)
+		stat_add(thread_stats(c), declined, 1);
 
 	pthread_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
 	if (e)
 		op_publish_locked(c, &op, e);
-	else   /* a complete directory answers negative with no entry */
+	else   /* complete (answers negative with no entry) or declined */
 		entry_drop_locked(c, op.hash, &op.k);
 	pthread_mutex_unlock(&op.s->lock);
 	reclaim_inline(c);

@@ -135,7 +135,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	struct udc_entry *fresh = NULL;
 	struct udc_dir *child = NULL;
 	if (r == 0) {
-		fresh = entry_alloc(c, ENT_POSITIVE, name, len);
+		fresh = entry_alloc(c, ENT_POSITIVE, name, len, hash);
 		if (fresh) {
 			struct udc_pos *p = entry_pos(fresh);
 			p->ino = attr.ino;
@@ -146,7 +146,10 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 			child = dir_get(c, attr.ino);
 	} else if (r == -ENOENT &&
 		   !(atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE)) {
-		fresh = entry_alloc(c, ENT_NEGATIVE, name, len);
+		if (admit_negative(d))
+			fresh = entry_alloc(c, ENT_NEGATIVE, name, len, hash);
+		else
+			stat_add(thread_stats(c), declined, 1);
 	}
 	if (fresh) {
 		fresh->dir = d;

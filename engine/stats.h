@@ -29,7 +29,12 @@
 	X(evictions, "entries reclaimed by udc_shrink or the memory limit")       \
 	X(stale_answers, "backend answers returned but not cached (raced a mutation)") \
 	X(walk_retries, "udc_walk passes redone after a rename or rmdir")         \
-	X(moved, "entries moved to another slab page by compaction")
+	X(moved, "entries moved to another slab page by compaction")              \
+	X(promoted, "entries moved from probation to main (hit since insertion)") \
+	X(refaults_neg, "negatives re-created while their ghost was remembered")  \
+	X(refaults_pos, "positives re-created while their ghost was remembered")  \
+	X(aged, "negatives evicted by age (negative_max_age_ms)")                 \
+	X(declined, "negatives not kept: their directory's bound")
 
 struct thread_stats {
 #define X(name, meaning) _Atomic uint64_t name;

@@ -375,6 +375,13 @@ struct udc_stats {
 	uint64_t walk_retries;         /* walks redone after a rename or rmdir */
 	uint64_t entries_moved;        /* entries moved between slab pages by
 	                                * compaction (memory given back, answers kept) */
+	uint64_t entries_promoted;     /* moved from probation to main: hit before
+	                                * the sweeper came */
+	uint64_t refaults;             /* names re-created while the ghost of their
+	                                * eviction was remembered (they go to main) */
+	uint64_t negatives_aged;       /* negatives evicted by negative_max_age_ms */
+	uint64_t negatives_declined;   /* negatives not kept: past their directory's
+	                                * bound, max(8 x its positives, 65536) */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

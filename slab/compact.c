@@ -4,8 +4,9 @@
  *
  * Owns: taking partial pages out of circulation for the owner
  * (slab_page_isolate / slab_page_putback), walking an isolated page's
- * objects, moving one object (slab_relocate), and compaction of sparse
- * pages (slab_compact).
+ * objects, moving one object (slab_relocate, slab_relocate_to),
+ * compaction of sparse pages (slab_compact), and sweeps of the oldest
+ * pages (slab_sweep).
  *
  * An isolated page is in no list but cls->pages, so no thread allocates
  * from it; frees into it only push on its remote list (slab never writes
@@ -42,6 +43,11 @@ uint64_t slab_page_age(const struct slab_page *p)
 	return p->age;
 }
 
+uint64_t slab_page_stamp(const struct slab_page *p)
+{
+	return p->stamp;
+}
+
 struct slab_page *slab_page_of(const void *obj)
 {
 	return slab_page_hdr(obj);
@@ -73,11 +79,11 @@ struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_a
 	return found;
 }
 
-void slab_page_putback(struct slab *s, struct slab_page *p)
+/* Put isolated @p back; @requeue: as the newest page of its class. */
+static void page_putback(struct slab_page *p, bool requeue)
 {
 	struct slab_class *c = p->cls;
 
-	(void)s;
 	pthread_mutex_lock(&c->lock);
 	udc_assert(p->state == SLAB_ISOLATED);
 	slab_page_collect(p);
@@ -89,10 +95,18 @@ void slab_page_putback(struct slab *s, struct slab_page *p)
 	if (atomic_load_explicit(&p->used, memory_order_relaxed) == 0) {
 		slab_page_release_locked(p);
 	} else {
+		if (requeue)
+			slab_page_requeue_locked(p);
 		p->state = SLAB_PARTIAL;
 		cds_list_add_tail(&p->plink, &c->partial);
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+void slab_page_putback(struct slab *s, struct slab_page *p)
+{
+	(void)s;
+	page_putback(p, false);
 }
 
 /*
@@ -139,8 +153,13 @@ size_t slab_page_for_each(struct slab *s, struct slab_page *p, void (*fn)(void *
 
 int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg)
 {
-	struct slab_page *p = slab_page_hdr(obj);
-	void *dst = slab_alloc(s, p->cls->index);
+	return slab_relocate_to(s, obj, slab_page_hdr(obj)->cls->index, move, arg);
+}
+
+int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move, void *arg)
+{
+	udc_assert(cls < s->nr_classes && s->cls[cls].size == slab_page_hdr(obj)->size);
+	void *dst = slab_alloc(s, cls);
 
 	if (!dst)
 		return -ENOMEM;
@@ -226,5 +245,44 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	/* The old copies go through their grace period now, not at the next
 	 * SLAB_BATCH frees of this thread. */
 	slab_rcu_flush(s);
+	return done;
+}
+
+/* The oldest PARTIAL page of @c below age @end stamped at most @stamp_max,
+ * isolated, or NULL. */
+static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t end, uint64_t stamp_max)
+{
+	struct slab_page *p, *found = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	cds_list_for_each_entry(p, &c->pages, link) {
+		if (p->age >= end || p->stamp > stamp_max)
+			break;   /* ages and stamps grow along the list */
+		if (p->state == SLAB_PARTIAL) {
+			isolate_locked(p);
+			found = p;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return found;
+}
+
+size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
+		  void (*visit)(void *arg, void *obj), void *arg)
+{
+	/* relaxed: pages made after this are newer than the sweep */
+	uint64_t end = atomic_load_explicit(&s->age_next, memory_order_relaxed);
+	size_t done = 0;
+
+	udc_assert(cls < s->nr_classes);
+	while (done < budget) {
+		struct slab_page *p = isolate_oldest(&s->cls[cls], end, stamp_max);
+		if (!p)
+			break;
+		done += SLAB_COMPACT_PAGE_COST + slab_page_for_each(s, p, visit, arg);
+		page_putback(p, true);
+	}
+	slab_rcu_flush(s);   /* what the visits freed goes through its grace period now */
 	return done;
 }

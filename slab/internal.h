@@ -109,7 +109,8 @@ struct slab_page {
 
 	/* --- under cls->lock --- */
 	uint32_t state;		    /* enum slab_page_state */
-	uint64_t age;		    /* allocation order in the slab */
+	uint64_t age;		    /* order on cls->pages: made, retired or swept */
+	uint64_t stamp;		    /* slab_now_ms() when it got that age */
 	struct cds_list_head link;  /* on cls->pages, by age */
 	struct cds_list_head plink; /* on cls->partial when PARTIAL */
 	struct rcu_head rcu;	    /* the release after a grace period */
@@ -130,6 +131,7 @@ struct slab_class {
 	uint32_t capacity;
 	uint32_t offset;
 	unsigned index;
+	bool fifo;		      /* filled once: no refill from partial pages */
 	struct slab *slab;
 	char pad_[64]; /* keep classes' locks apart (see slab_page) */
 };
@@ -175,6 +177,7 @@ void *slab_thread_token(void);
 /* page.c */
 struct slab_page *slab_page_new(struct slab_class *c);
 void slab_page_release_locked(struct slab_page *p);
+void slab_page_requeue_locked(struct slab_page *p);   /* newest of its class now */
 uint32_t slab_page_collect(struct slab_page *p);
 void *slab_page_pop(struct slab_page *p);
 int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t n);

@@ -110,6 +110,7 @@ struct slab_page *slab_page_new(struct slab_class *c)
 
 	pthread_mutex_lock(&c->lock);
 	p->age = atomic_fetch_add_explicit(&s->age_next, 1, memory_order_relaxed);
+	p->stamp = slab_now_ms();
 	cds_list_add_tail(&p->link, &c->pages);
 	c->nr_pages++;
 	pthread_mutex_unlock(&c->lock);
@@ -183,6 +184,16 @@ static void page_free_rcu(struct rcu_head *head)
 	pthread_mutex_unlock(&s->retained_lock);
 	if (p)
 		slab_page_free_mem(s, p);
+}
+
+/* Make @p (not DEAD) the newest page of its class, cls->lock held. */
+void slab_page_requeue_locked(struct slab_page *p)
+{
+	cds_list_del(&p->link);
+	/* relaxed: ages are ordered by the class lock, the counter only counts */
+	p->age = atomic_fetch_add_explicit(&p->slab->age_next, 1, memory_order_relaxed);
+	p->stamp = slab_now_ms();
+	cds_list_add_tail(&p->link, &p->cls->pages);
 }
 
 /*

@@ -11,8 +11,9 @@
  *
  * Allocation: the thread's open page of the class; pop its local list or
  * bump (no lock, no atomic RMW); else take its remote list (one exchange);
- * else retire it (PARTIAL) and acquire a partial page with a quarter free,
- * or a new page, under the class lock.
+ * else retire it (PARTIAL, and the newest page of its class) and acquire
+ * a partial page with a quarter free, or a new page (always, in a fifo
+ * class), under the class lock.
  *
  * Frees: by the page's owner, a push on the local list (no atomic); by any
  * other thread, a lock-free push on the page's remote list.  A remote free
@@ -63,6 +64,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static CDS_LIST_HEAD(registry);	      /* live slabs (protected by registry_lock) */
@@ -132,7 +134,7 @@ struct slab *slab_create(const struct slab_config *cfg)
 	s->retained_max = cfg ? cfg->retained_max : 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct slab_class *c = &s->cls[i];
-		if (class_layout(c, sizes[i]) || (i && sizes[i] <= sizes[i - 1])) {
+		if (class_layout(c, sizes[i]) || (i && sizes[i] < sizes[i - 1])) {
 			free(s);
 			errno = EINVAL;
 			return NULL;
@@ -141,6 +143,7 @@ struct slab *slab_create(const struct slab_config *cfg)
 		CDS_INIT_LIST_HEAD(&c->pages);
 		CDS_INIT_LIST_HEAD(&c->partial);
 		c->index = i;
+		c->fifo = cfg && (cfg->fifo_mask >> i) & 1;
 		c->slab = s;
 	}
 	pthread_mutex_init(&s->retained_lock, NULL);
@@ -176,12 +179,22 @@ int slab_class_for_size(const struct slab *s, size_t size)
 /* ------------------------------------------------------------------ */
 /* retiring and acquiring pages */
 
-/* The owner gives up its OPEN page @p: it becomes PARTIAL. */
+uint64_t slab_now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* The owner gives up its OPEN page @p: it becomes PARTIAL, and the newest
+ * of its class (its objects are as young as the last one allocated). */
 static void page_retire(struct slab_page *p)
 {
 	struct slab_class *c = p->cls;
 
 	pthread_mutex_lock(&c->lock);
+	slab_page_requeue_locked(p);
 	p->state = SLAB_PARTIAL;
 	cds_list_add_tail(&p->plink, &c->partial);
 	/* relaxed store + seq_cst fence: the owner store is before the collect
@@ -204,6 +217,8 @@ static struct slab_page *page_acquire(struct slab_class *c)
 	struct slab_page *p, *tmp;
 	unsigned scanned = 0;
 
+	if (c->fifo)
+		return slab_page_new(c);
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry_safe(p, tmp, &c->partial, plink) {
 		if (scanned++ == SLAB_PARTIAL_SCAN)
@@ -350,6 +365,31 @@ void slab_thread_release(struct slab *s)
 		way_release(t);
 		memset(t, 0, sizeof(*t));
 	}
+}
+
+void slab_thread_release_stale(struct slab *s, uint64_t stamp_max)
+{
+	struct slab_tls *t = tls_find(s);
+
+	for (unsigned i = 0; t && i < s->nr_classes; i++) {
+		struct slab_page *p = t->open[i];
+		/* stamp: written only when the page is not OPEN (requeue) */
+		if (p && p->stamp <= stamp_max) {
+			t->open[i] = NULL;
+			page_retire(p);
+		}
+	}
+}
+
+size_t slab_class_bytes(struct slab *s, unsigned cls)
+{
+	struct slab_class *c = &s->cls[cls];
+
+	udc_assert(cls < s->nr_classes);
+	pthread_mutex_lock(&c->lock);
+	uint64_t n = c->nr_pages;
+	pthread_mutex_unlock(&c->lock);
+	return (size_t)n * SLAB_PAGE_SIZE;
 }
 
 /* ------------------------------------------------------------------ */

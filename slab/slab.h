@@ -34,10 +34,16 @@ struct slab;
 struct slab_page;
 
 struct slab_config {
-	/* Object sizes, increasing, multiples of 16, 16..4096.  nr_classes 0:
-	 * the default classes 64, 96, 128, 192, 256. */
+	/* Object sizes, non-decreasing, multiples of 16, 16..4096.  Equal
+	 * sizes make twin classes (same size, pages apart: e.g. two queues of
+	 * a cache); slab_class_for_size gives the first.  nr_classes 0: the
+	 * default classes 64, 96, 128, 192, 256. */
 	unsigned nr_classes;
 	size_t class_size[SLAB_MAX_CLASSES];
+	/* Bit i set: class i is filled once.  Its allocations take new pages
+	 * only, never a partial one, so each page holds the objects of one
+	 * period of time (a sweeper's FIFO segment). */
+	unsigned fifo_mask;
 	/* Empty pages kept for reuse instead of being given back (0: none). */
 	size_t retained_max;
 };
@@ -122,11 +128,26 @@ void slab_rcu_barrier(struct slab *s);
 /* Retire the calling thread's open pages (they become partial pages that
  * compaction and other threads may use).  Also done at thread exit. */
 void slab_thread_release(struct slab *s);
+/* Retire only those stamped at most @stamp_max (made or reopened then). */
+void slab_thread_release_stale(struct slab *s, uint64_t stamp_max);
 
-/* The page holding @obj, its class and its age (allocation order). */
+/* The bytes of class @cls's pages (open, partial and isolated). */
+size_t slab_class_bytes(struct slab *s, unsigned cls);
+
+/*
+ * The page holding @obj, its class, its age and its stamp.  A page's age
+ * orders it in its class: pages are made, retired by their owner thread
+ * (it stops allocating from them) and swept (slab_sweep) in increasing
+ * age, each of which gives the page a new age past all others, and its
+ * stamp is the time of the latest (slab_now_ms).  So the oldest pages are
+ * the ones whose objects have waited longest since their page was filled.
+ */
 struct slab_page *slab_page_of(const void *obj);
 unsigned slab_page_class(const struct slab_page *p);
 uint64_t slab_page_age(const struct slab_page *p);
+uint64_t slab_page_stamp(const struct slab_page *p);
+/* Milliseconds of CLOCK_MONOTONIC_COARSE: the clock of page stamps. */
+uint64_t slab_now_ms(void);
 
 /*
  * Page isolation, for the owner (sweeper, compactor).  slab_page_isolate()
@@ -165,6 +186,9 @@ enum slab_verdict {
 };
 typedef enum slab_verdict (*slab_move_fn)(void *arg, void *old, void *new_obj);
 int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
+/* The same, with @new taken from class @cls (of the same object size:
+ * a twin class): promotion from one queue to another. */
+int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move, void *arg);
 
 /*
  * Compaction of class @cls: isolate sparse partial pages (occupancy below
@@ -184,6 +208,20 @@ int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg);
 #define SLAB_COMPACT_PAGE_COST 32   /* budget units per page isolated: a page of dead slots is not free */
 size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *cursor,
 		    slab_move_fn move, void *arg);
+
+/*
+ * Sweep class @cls: isolate its oldest partial pages (OPEN ones stay with
+ * their thread) whose stamp is <= @stamp_max and whose age is below the
+ * class's age when the call began, one at a time; hand each object not
+ * on a free list to @visit(arg, obj) (as slab_page_for_each; @visit may
+ * free, relocate or leave it), then put the page back as the newest of
+ * its class with a fresh stamp (or give it back if it emptied).  Stops
+ * after @budget units of work (SLAB_COMPACT_PAGE_COST per page, one per
+ * object).  Returns the units done: fewer than @budget, no eligible page
+ * is left.  Not inside a read-side section.
+ */
+size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
+		  void (*visit)(void *arg, void *obj), void *arg);
 
 /* Every byte @s holds now (pages in classes, retained and pending, and
  * metadata): the stats' bytes, from two counters, cheap enough for every

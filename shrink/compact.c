@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine/compact.c - moving entries out of sparse slab pages, and when.
+ * shrink/compact.c - moving entries out of sparse slab pages, and when.
  *
  * Owns: the engine's move callback for slab_compact() (entry_move) and
  * the decision to compact.  Nothing outside the cache holds a pointer to
@@ -48,7 +48,7 @@
  * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
  * class), or drop it if stale, or leave it if it is no longer published.
  */
-static enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
+enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
 {
 	struct udc_cache *c = arg;
 	struct udc_entry *old = old_obj, *e = new_obj;

@@ -1,57 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine/reclaim.c - udc_shrink(), udc_set_memory_limit() and the inline
+ * shrink/reclaim.c - udc_shrink(), udc_set_memory_limit() and the inline
  * reclaim that keeps bytes_used within the limit.
  *
- * Owns: the reclaim pass, and the background reclaim thread.  Limitation,
- * said plainly: this is the engine's wiring, not the reclaim policy.  It
- * empties whole slab pages, oldest first (negatives before positives), so
- * that pages go back, with no regard to hits.  The thread (started unless
- * UDC_CFG_NO_RECLAIM_THREAD) wakes every RECLAIM_THREAD_PERIOD_MS, evicts
- * down to the low watermark (limit - slack) once use passes limit -
- * slack/2, and runs compaction batches, a bounded number per wake-up, each
- * under shrink_lock; the inline pass in the mutating calls stays, so the
- * bound holds even when a client outruns the thread.
- * negative_max_age_ms is stored but not acted on.  The policy the project
- * promises (sweeping slab pages oldest first, probation and promotion,
- * ghosts, ageing, per-directory and per-client bounds, the background
- * thread) is the shrink module's (shrink/), and replaces this file's pass.
+ * Owns: when and how much reclaim runs (the sweeper, sweep.c, decides
+ * what goes): the memory limit and its watermarks, the inline pass of the
+ * mutating calls, udc_shrink, udc_set_memory_limit, and the background
+ * reclaim thread.  The thread (started unless UDC_CFG_NO_RECLAIM_THREAD)
+ * wakes every RECLAIM_THREAD_PERIOD_MS, evicts down to the low watermark
+ * (limit - slack) once use passes limit - slack/2, ages negatives out
+ * (negative_max_age_ms) and runs compaction batches, a bounded number per
+ * wake-up, each under shrink_lock.  The inline pass stays with the thread
+ * too, so the bound holds even when a client outruns the thread; without
+ * the thread, the inline pass also ages negatives, a batch at most every
+ * AGE_INLINE_DIV-th of the age.
  *
  * Locking:
- *   A page is isolated (slab/) while its entries' keys are copied, each
- *   under rcu_read_lock; the entries are then dropped by key, each under
- *   its stripe, after a fresh lookup (a key whose entry moved on drops the
- *   newer entry: reclaim may evict a little more than the page held).
  *   shrink_lock serialises passes (inline reclaim only tries it, and waits
  *   for another thread's pass only when the overshoot nears the slack).
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
- *   of eviction or one compaction batch).  thread_lock protects thread_stop
- *   and is never held with another lock.
- *   rcu_barrier() is called with shrink_lock held: no RCU callback takes it.  A pass takes each
- *   victim's stripe lock outside any rcu_read_lock section: candidates are
- *   collected under the read lock (keys copied), then dropped one by one
- *   under their stripe, after a fresh lookup.
+ *   of eviction, an ageing batch or a compaction batch).  thread_lock
+ *   protects thread_stop and is never held with another lock.
+ *   rcu_barrier() is called with shrink_lock held: no RCU callback takes it.
  *
  * Ordering:
- *   A positive victim's directory loses DIR_COMPLETE (seq_cst RMW) before
- *   the entry is dropped, so no lookup answers a dropped name as negative.
+ *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
+ *   entry_key_copy's acquire load of published pairs with the release
+ *   store in entry_publish_locked: the key bytes are the published ones.
  */
 #include "engine/internal.h"
 
 #include <errno.h>
 #include <time.h>
 
-#define RECLAIM_BATCH 1024   /* at least the objects of one page */
 #define RECLAIM_INLINE_ROUNDS 4
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
 #define RECLAIM_THREAD_BYTES ((size_t)256 << 10)   /* eviction per shrink_lock hold */
-
-struct sweep {
-	struct udc_cache *c;
-	struct entry_key *v;
-	unsigned n, max;
-};
+#define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
+#define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
 {
@@ -70,98 +57,9 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 	return live;
 }
 
-/* slab_page_for_each() callback: copy the key of a published entry. */
-static void sweep_collect(void *arg, void *obj)
-{
-	struct sweep *sw = arg;
-
-	if (sw->n < sw->max && entry_key_copy(sw->c, obj, &sw->v[sw->n]))
-		sw->n++;
-}
-
-/* Where a pass has got to: the next page age to sweep, per slab and class. */
-struct sweep_cursor {
-	uint64_t min_age[2][SLAB_MAX_CLASSES];
-};
-
-/*
- * Collect the keys of the next isolated page's entries: oldest first in
- * each class, the first class that has one, negatives before positives.
- * Pages already swept in this pass (their entries wait for their grace
- * period) are past the cursor.  Returns how many keys.
- */
-static unsigned collect(struct udc_cache *c, struct sweep_cursor *cur, struct entry_key *v,
-			unsigned max)
-{
-	struct sweep sw = { .c = c, .v = v, .max = max };
-	static const enum entry_kind order[2] = { ENT_NEGATIVE, ENT_POSITIVE };
-
-	for (unsigned k = 0; k < 2; k++) {
-		struct slab *s = c->slabs[order[k]];
-		for (unsigned cls = 0; cls < slab_nr_classes(s); cls++) {
-			struct slab_page *p;
-			while ((p = slab_page_isolate(s, cls, cur->min_age[k][cls]))) {
-				cur->min_age[k][cls] = slab_page_age(p) + 1;
-				slab_page_for_each(s, p, sweep_collect, &sw);
-				slab_page_putback(s, p);
-				if (sw.n)
-					return sw.n;
-			}
-		}
-	}
-	return 0;
-}
-
-static size_t evict(struct udc_cache *c, const struct entry_key *v)
-{
-	const struct name_key k = { .dir = v->dir, .name = v->name, .len = v->len };
-	struct stripe *s = stripe_of(c, v->hash);
-	size_t freed;
-
-	pthread_mutex_lock(&s->lock);
-	rcu_read_lock();
-	struct udc_entry *e = entry_find_rcu(c, v->hash, &k);
-	if (e && e->kind == ENT_POSITIVE)
-		atomic_fetch_and(&e->dir->flags, ~(uint32_t)DIR_COMPLETE);   /* see Ordering */
-	rcu_read_unlock();
-	freed = e ? entry_drop_locked(c, v->hash, &k) : 0;
-	pthread_mutex_unlock(&s->lock);
-	if (freed)
-		stat_add(thread_stats(c), evictions, 1);
-	return freed;
-}
-
-static size_t reclaim_locked(struct udc_cache *c, size_t bytes)
-{
-	/* Scratch for one page's keys, made once (counted), kept for later passes. */
-	if (!c->reclaim_scratch)
-		c->reclaim_scratch = mem_alloc(c, sizeof(struct entry_key) * RECLAIM_BATCH);
-	struct entry_key *v = c->reclaim_scratch;
-	size_t freed = 0;
-	/* Bounded: a page a round, and a page holds at least 256 entries. */
-	int64_t rounds = atomic_load_explicit(&c->nr_entries, memory_order_relaxed) / 256 + 4;
-
-	if (!v)
-		return 0;
-	/* This thread's open pages become sweepable (others' stay theirs). */
-	slab_thread_release(c->slabs[ENT_NEGATIVE]);
-	slab_thread_release(c->slabs[ENT_POSITIVE]);
-	struct sweep_cursor cur = { 0 };
-	while (freed < bytes && rounds-- > 0) {
-		unsigned n = collect(c, &cur, v, RECLAIM_BATCH);
-		if (n == 0)
-			break;
-		for (unsigned i = 0; i < n && freed < bytes; i++)
-			freed += evict(c, &v[i]);
-	}
-	entry_free_flush(c);
-	return freed;
-}
-
 void reclaim_release(struct udc_cache *c)
 {
-	mem_free(c, c->reclaim_scratch, sizeof(struct entry_key) * RECLAIM_BATCH);
-	c->reclaim_scratch = NULL;
+	sweep_destroy(c);
 }
 
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
@@ -172,9 +70,31 @@ static size_t reclaim_slack(size_t limit)
 	return one > ((size_t)1 << 20) ? one : (size_t)1 << 20;
 }
 
+/* Without the thread: an ageing batch when one is due (one caller wins it). */
+static void age_inline(struct udc_cache *c)
+{
+	uint32_t max_age = c->negative_max_age_ms;
+	uint64_t due = atomic_load_explicit(&c->age_next_ms, memory_order_relaxed);
+	uint64_t now = slab_now_ms();
+
+	if (c->thread_running || max_age == UINT32_MAX || now < due)
+		return;
+	uint64_t period = max_age / AGE_INLINE_DIV ? max_age / AGE_INLINE_DIV : 1;
+	/* relaxed: see Ordering */
+	if (!atomic_compare_exchange_strong_explicit(&c->age_next_ms, &due, now + period,
+						     memory_order_relaxed, memory_order_relaxed))
+		return;
+	if (pthread_mutex_trylock(&c->shrink_lock))
+		return;
+	if (sweep_age(c, AGE_BATCH))   /* more: come back soon, not a period later */
+		atomic_store_explicit(&c->age_next_ms, now, memory_order_relaxed);
+	pthread_mutex_unlock(&c->shrink_lock);
+}
+
 void reclaim_inline(struct udc_cache *c)
 {
 	compact_inline(c);   /* pages back without losing answers, first */
+	age_inline(c);
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t used = cache_bytes_used(c);
@@ -202,7 +122,7 @@ void reclaim_inline(struct udc_cache *c)
 	 * call returns.
 	 */
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
-		reclaim_locked(c, used - limit + slack / 4);
+		sweep_reclaim(c, used - limit + slack / 4);
 		used = cache_bytes_used(c);
 		if (used <= limit + slack / 2)
 			break;
@@ -231,7 +151,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 		pthread_mutex_lock(&c->shrink_lock);
 	}
 	if (freed < bytes) {
-		freed += reclaim_locked(c, bytes - freed);
+		freed += sweep_reclaim(c, bytes - freed);
 		entry_frees_wait(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
@@ -256,12 +176,17 @@ static bool reclaim_background(struct udc_cache *c)
 			break;
 		size_t want = used - low < RECLAIM_THREAD_BYTES ? used - low : RECLAIM_THREAD_BYTES;
 		pthread_mutex_lock(&c->shrink_lock);
-		size_t got = reclaim_locked(c, want);
+		size_t got = sweep_reclaim(c, want);
 		pthread_mutex_unlock(&c->shrink_lock);
 		batches--;
 		if (got == 0)
 			break;   /* nothing evictable now (others' open pages, pending frees) */
 		more = batches == 0;
+	}
+	for (bool aged_all = false; !aged_all && batches > 0; batches--) {
+		pthread_mutex_lock(&c->shrink_lock);
+		aged_all = !sweep_age(c, AGE_BATCH);
+		pthread_mutex_unlock(&c->shrink_lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)
 		if (!compact_batch(c, fresh))
@@ -335,7 +260,13 @@ int udc_set_memory_limit(udc_cache *c, size_t bytes)
 	if (!c)
 		return -EINVAL;
 	thread_enter();
-	atomic_store_explicit(&c->limit, bytes ? bytes : DEFAULT_MEMORY_LIMIT, memory_order_relaxed);
-	reclaim_inline(c);
-	return 0;
+	size_t limit = bytes ? bytes : DEFAULT_MEMORY_LIMIT;
+	pthread_mutex_lock(&c->shrink_lock);
+	int err = sweep_limit_changed(c, limit);
+	if (!err)
+		atomic_store_explicit(&c->limit, limit, memory_order_relaxed);
+	pthread_mutex_unlock(&c->shrink_lock);
+	if (!err)
+		reclaim_inline(c);
+	return err;
 }

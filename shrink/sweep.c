@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shrink/sweep.c - the page sweeper: S3-FIFO over slab pages, with ghosts.
+ *
+ * Owns: the two queues of each entry kind, the visit of a swept page's
+ * entries, the ghost table, the negatives' share and the choice of what to
+ * sweep (sweep_reclaim, under memory pressure; sweep_age, with none).
+ *
+ * Queues: an entry kind's slab has twin classes per size (engine/alloc.c):
+ * probation (even; filled once, so a probation page is a FIFO segment of
+ * entries made at about the same time) and main (odd).  New entries go to
+ * probation, or to main when their ghost is remembered (a refault).  The
+ * sweeper takes the oldest pages of a queue (slab_sweep: oldest retired or
+ * swept first) and visits their entries:
+ *   probation: never hit -> evicted, a ghost left; hit -> promoted (moved
+ *     into a main page, cds_lfht_replace, its hits less one); stale (its
+ *     directory's generation moved on) -> dropped.  The page empties and
+ *     goes back whole after the grace period.
+ *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted; stale ->
+ *     dropped.  The page becomes the newest of its class; if it is sparse,
+ *     compaction (compact.c) moves its survivors and gives it back.
+ * Readers only ever raise hits (lookup.c); only the sweeper lowers it.
+ *
+ * What to sweep (S3-FIFO's rule, per kind): probation while it holds more
+ * than PROBATION_SHARE of the kind's pages, else main; negatives first
+ * while their pages pass c->neg_share percent of all entry pages, else
+ * positives.  neg_share adapts every ADAPT_MS within [NEG_SHARE_MIN,
+ * NEG_SHARE_MAX] to which kind earns more hits and refaults per byte.
+ *
+ * Ghosts: a table of 32-bit fingerprints indexed by the name hash, about
+ * one slot per 128 bytes of the memory limit (so it remembers about as
+ * many evictions as main can hold; made anew, empty, when the limit
+ * changes).  A new entry whose slot holds its fingerprint takes it
+ * (refault) and goes straight to main.
+ *
+ * Locking: the reclaim entry points run with shrink_lock held (one sweeper
+ * at a time; it protects neg_share and the adaptation state).  A visit
+ * takes the entry's stripe lock outside rcu_read_lock (mutate.c's rule),
+ * and, for a promotion, the directory's spinlock inside it (entry_move).
+ * The ghost slots take no lock: relaxed 32-bit loads and stores (a ghost
+ * lost or overwritten by a race is a missed refault, nothing worse); the
+ * table is read under rcu_read_lock and a replaced one freed after a
+ * grace period (sweep_limit_changed, with shrink_lock held).
+ *
+ * Ordering: hits is relaxed everywhere (a heuristic).  An evicted entry is
+ * deleted from the table under its stripe and freed after a grace period
+ * (entry_unlink_locked), so readers that found it read intact bytes.  A
+ * positive's directory loses DIR_COMPLETE (seq_cst RMW) before the entry
+ * goes, so no lookup answers an evicted name negative.  Promotion is
+ * entry_move's (compact.c).
+ */
+#include "engine/internal.h"
+
+#include <errno.h>
+
+#define SWEEP_BATCH 1024              /* work units per slab_sweep call (about a page) */
+#define PROBATION_SHARE 10            /* % of a kind's pages that probation may hold */
+#define NEG_SHARE_INIT 20             /* % of entry pages for negatives (FreeBSD's cap) */
+#define NEG_SHARE_MIN 5
+#define NEG_SHARE_MAX 60
+#define ADAPT_MS 200
+#define GHOST_BYTES_PER_SLOT 128      /* of the limit at create */
+#define GHOST_MIN_SLOTS 4096u
+#define GHOST_MAX_SLOTS (1u << 24)
+
+/* ------------------------------------------------------------------ */
+/* ghosts */
+
+struct ghost_table {
+	uint32_t mask;              /* slots - 1 */
+	_Atomic uint32_t slot[];    /* fingerprints, 0 = empty */
+};
+
+static size_t ghost_table_bytes(uint32_t slots)
+{
+	return sizeof(struct ghost_table) + (size_t)slots * sizeof(uint32_t);
+}
+
+static uint32_t ghost_fp(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32) | 1;   /* never 0, the empty slot */
+}
+
+/* A table sized for @limit, empty; NULL on ENOMEM. */
+static struct ghost_table *ghost_table_new(struct udc_cache *c, size_t limit)
+{
+	size_t want = limit / GHOST_BYTES_PER_SLOT;
+	uint32_t n = GHOST_MIN_SLOTS;
+
+	while (n < want && n < GHOST_MAX_SLOTS)
+		n <<= 1;
+	struct ghost_table *g = mem_alloc(c, ghost_table_bytes(n));
+	if (!g)
+		return NULL;
+	g->mask = n - 1;
+	for (uint32_t i = 0; i < n; i++)
+		atomic_init(&g->slot[i], 0);
+	return g;
+}
+
+static void ghost_table_free(struct udc_cache *c, struct ghost_table *g)
+{
+	mem_free(c, g, ghost_table_bytes(g->mask + 1));
+}
+
+int sweep_create(struct udc_cache *c)
+{
+	struct ghost_table *g =
+		ghost_table_new(c, atomic_load_explicit(&c->limit, memory_order_relaxed));
+
+	if (!g)
+		return -ENOMEM;
+	atomic_init(&c->ghosts, g);
+	c->neg_share = NEG_SHARE_INIT;
+	return 0;
+}
+
+void sweep_destroy(struct udc_cache *c)
+{
+	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
+
+	if (g)
+		ghost_table_free(c, g);
+	atomic_store_explicit(&c->ghosts, NULL, memory_order_relaxed);
+}
+
+int sweep_limit_changed(struct udc_cache *c, size_t limit)
+{
+	struct ghost_table *g = ghost_table_new(c, limit);
+
+	if (!g)
+		return -ENOMEM;
+	/* acq_rel: publishes the zeroed table (pairs with the acquire loads
+	 * below); takes the old one, which readers may hold until a grace period */
+	struct ghost_table *old = atomic_exchange_explicit(&c->ghosts, g, memory_order_acq_rel);
+	synchronize_rcu();
+	ghost_table_free(c, old);
+	return 0;
+}
+
+static void ghost_put(struct udc_cache *c, uint64_t hash)
+{
+	rcu_read_lock();   /* the table stays until our unlock */
+	/* acquire: pairs with the exchange in sweep_limit_changed */
+	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
+	/* relaxed: see Locking */
+	atomic_store_explicit(&g->slot[hash & g->mask], ghost_fp(hash), memory_order_relaxed);
+	rcu_read_unlock();
+}
+
+bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
+{
+	bool hit;
+
+	rcu_read_lock();   /* the table stays until our unlock */
+	/* acquire: pairs with the exchange in sweep_limit_changed */
+	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
+	_Atomic uint32_t *slot = &g->slot[hash & g->mask];
+	/* relaxed: see Locking */
+	hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
+	if (hit)
+		atomic_store_explicit(slot, 0, memory_order_relaxed);
+	rcu_read_unlock();
+	if (!hit)
+		return false;
+	if (kind == ENT_NEGATIVE)
+		stat_add(thread_stats(c), refaults_neg, 1);
+	else
+		stat_add(thread_stats(c), refaults_pos, 1);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* visits */
+
+struct sweep_pass {
+	struct udc_cache *c;
+	size_t evicted;     /* slot bytes */
+	bool ageing;        /* evictions count as aged */
+};
+
+/*
+ * Evict @e (its key in @key) if it is still the entry published for it:
+ * true if it went.  A ghost is left if @ghost.
+ */
+static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct entry_key *key,
+			bool ghost)
+{
+	struct udc_cache *c = sp->c;
+	const struct name_key k = { .dir = key->dir, .name = key->name, .len = key->len };
+	struct stripe *s = stripe_of(c, key->hash);
+	struct cds_lfht_iter it;
+	bool gone = false;
+	size_t slot = entry_slot_size(c, e);
+
+	pthread_mutex_lock(&s->lock);
+	rcu_read_lock();
+	cds_lfht_lookup(c->names, key->hash, name_match, &k, &it);
+	if (cds_lfht_iter_get_node(&it) == &e->node) {
+		if (e->kind == ENT_POSITIVE)   /* seq_cst: see Ordering */
+			atomic_fetch_and(&e->dir->flags, ~(uint32_t)DIR_COMPLETE);
+		gone = cds_lfht_del(c->names, &e->node) == 0;
+		udc_assert(gone);   /* the stripe is ours */
+	}
+	rcu_read_unlock();
+	if (gone)
+		entry_unlink_locked(c, e);
+	pthread_mutex_unlock(&s->lock);
+	if (!gone)
+		return false;
+	struct thread_stats *ts = thread_stats(c);
+	stat_add(ts, evictions, 1);
+	if (sp->ageing && e->kind == ENT_NEGATIVE)
+		stat_add(ts, aged, 1);
+	if (ghost)
+		ghost_put(c, key->hash);
+	sp->evicted += slot;
+	return true;
+}
+
+static bool entry_stale(const struct udc_entry *e)
+{
+	return e->gen != atomic_load_explicit(&e->dir->gen, memory_order_relaxed);
+}
+
+/* slab_move_fn for a promotion: entry_move, and the hit that earned it is spent. */
+static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
+{
+	enum slab_verdict v = entry_move(arg, old_obj, new_obj);
+
+	if (v == SLAB_MOVED) {
+		struct udc_entry *e = new_obj;
+		uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
+		/* relaxed: a reader's raise racing this is a lost hit */
+		atomic_store_explicit(&e->hits, h ? h - 1 : 0, memory_order_relaxed);
+		stat_add(thread_stats(arg), promoted, 1);
+	}
+	return v;
+}
+
+static void visit_probation(void *arg, void *obj)
+{
+	struct sweep_pass *sp = arg;
+	struct udc_cache *c = sp->c;
+	struct udc_entry *e = obj;
+	struct entry_key key;
+
+	if (!entry_key_copy(c, e, &key))
+		return;   /* dead: its free is on the way */
+	bool stale = entry_stale(e);
+	if (!stale && atomic_load_explicit(&e->hits, memory_order_relaxed)) {
+		struct slab *s = c->slabs[e->kind];
+		unsigned cls = slab_page_class(slab_page_of(e));
+		if (slab_relocate_to(s, e, entry_main_class(cls), promote_move, c) != -ENOMEM)
+			return;   /* promoted, or dropped or left by entry_move */
+		/* no room for the copy: evicted instead */
+	}
+	evict_entry(sp, e, &key, !stale);
+}
+
+static void visit_main(void *arg, void *obj)
+{
+	struct sweep_pass *sp = arg;
+	struct udc_entry *e = obj;
+	struct entry_key key;
+
+	if (!entry_key_copy(sp->c, e, &key))
+		return;
+	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
+	if (h && !entry_stale(e)) {
+		/* relaxed: a reader's raise racing this is a lost hit */
+		atomic_store_explicit(&e->hits, h - 1, memory_order_relaxed);
+		return;
+	}
+	evict_entry(sp, e, &key, false);
+}
+
+/* Sweep queue @main of @kind: at most @budget units, pages stamped at
+ * most @stamp_max.  Returns the units done. */
+static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main, size_t budget,
+			  uint64_t stamp_max)
+{
+	struct slab *s = sp->c->slabs[kind];
+	size_t done = 0;
+
+	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2)
+		done += slab_sweep(s, cls, budget - done, stamp_max,
+				   main ? visit_main : visit_probation, sp);
+	return done;
+}
+
+/* ------------------------------------------------------------------ */
+/* what to sweep */
+
+static size_t queue_bytes(struct udc_cache *c, enum entry_kind kind, bool main)
+{
+	struct slab *s = c->slabs[kind];
+	size_t b = 0;
+
+	for (unsigned cls = main; cls < slab_nr_classes(s); cls += 2)
+		b += slab_class_bytes(s, cls);
+	return b;
+}
+
+/* Move neg_share towards the kind that earns more per byte. */
+static void adapt_share(struct udc_cache *c, const size_t bytes[2][2])
+{
+	uint64_t now = slab_now_ms();
+
+	if (now - c->adapt_ms < ADAPT_MS)
+		return;
+	c->adapt_ms = now;
+	struct thread_stats t;
+	stats_sum(c, &t);
+#define G(name) atomic_load_explicit(&t.name, memory_order_relaxed)
+	uint64_t cur[4] = { G(hits_negative), G(hits_positive), G(refaults_neg), G(refaults_pos) };
+#undef G
+	/* A refault is a miss the cache could have answered: it weighs more than a hit. */
+	double earn_neg = (double)(cur[0] - c->adapt_last[0]) + 8.0 * (double)(cur[2] - c->adapt_last[2]);
+	double earn_pos = (double)(cur[1] - c->adapt_last[1]) + 8.0 * (double)(cur[3] - c->adapt_last[3]);
+	memcpy(c->adapt_last, cur, sizeof(cur));
+	double b_neg = (double)(bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1]) + 1;
+	double b_pos = (double)(bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1]) + 1;
+	if (earn_neg / b_neg > 1.25 * earn_pos / b_pos && c->neg_share < NEG_SHARE_MAX)
+		c->neg_share++;
+	else if (earn_pos / b_pos > 1.25 * earn_neg / b_neg && c->neg_share > NEG_SHARE_MIN)
+		c->neg_share--;
+}
+
+/* The four queues in the order they should give memory back now. */
+static void sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool main[4])
+{
+	size_t bytes[2][2];
+
+	for (unsigned k = 0; k < 2; k++)
+		for (unsigned q = 0; q < 2; q++)
+			bytes[k][q] = queue_bytes(c, (enum entry_kind)k, q);
+	adapt_share(c, bytes);
+	size_t neg = bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1];
+	size_t all = neg + bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1];
+	enum entry_kind first = 100 * neg > (size_t)c->neg_share * all ? ENT_NEGATIVE : ENT_POSITIVE;
+	for (unsigned i = 0; i < 2; i++) {
+		enum entry_kind k = i ? (enum entry_kind)!first : first;
+		size_t kb = bytes[k][0] + bytes[k][1];
+		bool main_first = 100 * bytes[k][0] <= (size_t)PROBATION_SHARE * kb;
+		kind[2 * i] = kind[2 * i + 1] = k;
+		main[2 * i] = main_first;
+		main[2 * i + 1] = !main_first;
+	}
+}
+
+size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
+{
+	struct sweep_pass sp = { .c = c };
+	enum entry_kind kind[4];
+	bool main[4], empty[2][2] = { { false } };
+	/* Bounded: every page about four times over (a main entry's hits
+	 * reach zero in at most HITS_MAX + 1 visits). */
+	int64_t steps = (int64_t)(entry_slabs_bytes(c) / SLAB_PAGE_SIZE) * (HITS_MAX + 1) + 8;
+
+	/* This thread's open pages become sweepable (others' stay theirs). */
+	slab_thread_release(c->slabs[ENT_NEGATIVE]);
+	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	for (int64_t step = 0; sp.evicted < bytes && step < steps; step++) {
+		if (step % 16 == 0)   /* the shares move as pages go: look again */
+			sweep_order(c, kind, main);
+		unsigned i = 0;
+		while (i < 4 && empty[kind[i]][main[i]])
+			i++;
+		if (i == 4)
+			break;   /* no page left to sweep anywhere */
+		if (sweep_queue(&sp, kind[i], main[i], SWEEP_BATCH, UINT64_MAX) == 0)
+			empty[kind[i]][main[i]] = true;
+	}
+	entry_free_flush(c);
+	return sp.evicted;
+}
+
+bool sweep_age(struct udc_cache *c, size_t budget)
+{
+	uint32_t max_age = c->negative_max_age_ms;
+	struct sweep_pass sp = { .c = c, .ageing = true };
+
+	if (max_age == UINT32_MAX)
+		return false;
+	uint64_t now = slab_now_ms();
+	if (now < max_age)
+		return false;
+	/* Open pages of this thread older than the age: their entries too. */
+	slab_thread_release_stale(c->slabs[ENT_NEGATIVE], now - max_age);
+	/* Probation: every entry of a page that old is past the age; main
+	 * is visited twice as often (an entry loses a hit a visit). */
+	size_t done = sweep_queue(&sp, ENT_NEGATIVE, false, budget, now - max_age);
+	if (done < budget)
+		done += sweep_queue(&sp, ENT_NEGATIVE, true, budget - done, now - max_age / 2);
+	entry_free_flush(c);
+	return done >= budget;
+}
