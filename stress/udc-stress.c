@@ -127,11 +127,9 @@
 #include "include/udcache.h"
 #include "engine/hash.h" /* the hash workload only: internal, from the static library */
 #include "slab/slab.h"	 /* the alloc workload only: internal, from the static library */
+#include "stress/stress.h"
 
-#define CACHELINE 64
 #define DEFAULT_SEED UINT64_C(0x5eed0dcac4e5eed5)
-#define ROOT_INO ((udc_ino)1)
-#define DIR_INO_BASE ((udc_ino)0x100)	 /* directory k is DIR_INO_BASE + k */
 #define FILE_INO_BASE ((udc_ino)1 << 40) /* name i is FILE_INO_BASE + i */
 #define MAX_THREADS 1024
 #define MAX_NAMES (UINT64_C(1) << 26)
@@ -156,25 +154,7 @@
 #endif
 
 /* ---------------------------------------------------------------------- */
-/* Options */
-
-struct options {
-	const char *workload;
-	unsigned threads;
-	uint64_t names;
-	uint64_t dirs;
-	double negative_ratio;
-	double seconds;
-	uint64_t seed;
-	size_t memory;
-	unsigned name_len;
-	size_t object_size;  /* alloc */
-	double remove_ratio; /* frag */
-	bool no_reclaim_thread;
-	bool json;
-	/* Given on the command line (frag has defaults of its own). */
-	bool names_set, dirs_set, name_len_set, memory_set;
-};
+/* Options (struct options is in stress.h) */
 
 static const struct options default_options = {
 	.workload = "hit",
@@ -188,38 +168,12 @@ static const struct options default_options = {
 	.name_len = 16,
 	.object_size = 64,
 	.remove_ratio = 0.9,
+	.count = TRICKLE_COUNT,
+	.hot = HOTSET_HOT,
+	.period_ms = HOTSET_PERIOD_MS,
 	.no_reclaim_thread = false,
 	.json = false,
 };
-
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("udc-stress: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-/* Bad command line: say what and how to get help, exit 2. */
-static void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("udc-stress: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'udc-stress --help'.\n", stderr);
-	exit(2);
-}
 
 /* An unsigned integer, decimal or 0x-hex, within [min, max]. */
 static uint64_t parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max)
@@ -295,284 +249,6 @@ static size_t parse_size(const char *opt, const char *s)
 	if (shift && v > (SIZE_MAX >> shift))
 		usage_error("%s: '%s' is too large", opt, s);
 	return (size_t)v << shift;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Random numbers: splitmix64 to seed, xorshift64* per thread. */
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	return splitmix64(&x);
-}
-
-static inline uint64_t xorshift64star(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(0x2545f4914f6cdd1d);
-}
-
-/* Uniform in [0, n) without a division (Lemire's multiply-shift). */
-static inline uint64_t rand_below(uint64_t *s, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)xorshift64star(s) * n) >> 64);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Time */
-
-static double now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Sleep until CLOCK_MONOTONIC reaches *deadline. */
-static void sleep_until(const struct timespec *deadline)
-{
-	int err;
-
-	do
-		err = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline, NULL);
-	while (err == EINTR);
-	if (err)
-		die("clock_nanosleep: %s", strerror(err));
-}
-
-/* ---------------------------------------------------------------------- */
-/* Report: the same calls print aligned text or one JSON object. */
-
-#define MAX_WARNINGS 8
-
-struct report {
-	bool json;
-	bool need_comma;    /* json: a member was printed at this depth */
-	int depth;	    /* json: nesting, for indentation */
-	const char *prefix; /* text: label prefix inside an object ("stats.") */
-	int nr_warnings;
-	char warnings[MAX_WARNINGS][256];
-};
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
-
-static void rep_key(struct report *r, const char *key)
-{
-	printf("%s\n%*s", r->need_comma ? "," : "", 2 * r->depth, "");
-	json_string(key);
-	fputs(": ", stdout);
-	r->need_comma = true;
-}
-
-static void rep_label(struct report *r, const char *label)
-{
-	char buf[128];
-
-	snprintf(buf, sizeof(buf), "%s%s", r->prefix ? r->prefix : "", label);
-	printf("%-26s ", buf);
-}
-
-static void rep_begin(struct report *r, bool json)
-{
-	memset(r, 0, sizeof(*r));
-	r->json = json;
-	if (json) {
-		putchar('{');
-		r->depth = 1;
-	}
-}
-
-static void rep_u64(struct report *r, const char *key, const char *label, uint64_t v)
-{
-	if (r->json) {
-		rep_key(r, key);
-		printf("%" PRIu64, v);
-	} else {
-		rep_label(r, label);
-		printf("%" PRIu64 "\n", v);
-	}
-}
-
-static void rep_i64(struct report *r, const char *key, const char *label, int64_t v)
-{
-	if (r->json) {
-		rep_key(r, key);
-		printf("%" PRId64, v);
-	} else {
-		rep_label(r, label);
-		printf("%" PRId64 "\n", v);
-	}
-}
-
-static void rep_hex(struct report *r, const char *key, const char *label, uint64_t v)
-{
-	if (r->json) {
-		/* JSON numbers lose precision past 2^53: give it as a string. */
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "0x%016" PRIx64, v);
-		rep_key(r, key);
-		json_string(buf);
-	} else {
-		rep_label(r, label);
-		printf("0x%016" PRIx64 "\n", v);
-	}
-}
-
-static void rep_f64(struct report *r, const char *key, const char *label, double v, int prec)
-{
-	if (r->json) {
-		rep_key(r, key);
-		if (isfinite(v))
-			printf("%.*f", prec, v);
-		else
-			fputs("null", stdout);
-	} else {
-		rep_label(r, label);
-		printf("%.*f\n", prec, v);
-	}
-}
-
-static void rep_str(struct report *r, const char *key, const char *label, const char *v)
-{
-	if (r->json) {
-		rep_key(r, key);
-		json_string(v);
-	} else {
-		rep_label(r, label);
-		printf("%s\n", v);
-	}
-}
-
-static void rep_bool(struct report *r, const char *key, const char *label, bool v)
-{
-	if (r->json) {
-		rep_key(r, key);
-		fputs(v ? "true" : "false", stdout);
-	} else {
-		rep_label(r, label);
-		puts(v ? "yes" : "no");
-	}
-}
-
-/* A nested object; in text its members' labels get "prefix". */
-static void rep_obj_begin(struct report *r, const char *key, const char *prefix)
-{
-	if (r->json) {
-		rep_key(r, key);
-		putchar('{');
-		r->need_comma = false;
-		r->depth++;
-	} else {
-		r->prefix = prefix;
-	}
-}
-
-static void rep_obj_end(struct report *r)
-{
-	if (r->json) {
-		r->depth--;
-		printf("\n%*s}", 2 * r->depth, "");
-		r->need_comma = true;
-	} else {
-		r->prefix = NULL;
-	}
-}
-
-/* A warning: a WARNING line in text; in JSON, the "warnings" array and stderr. */
-static void rep_warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void rep_warn(struct report *r, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (!r->json) {
-		printf("WARNING: %s\n", buf);
-		return;
-	}
-	fprintf(stderr, "udc-stress: WARNING: %s\n", buf);
-	if (r->nr_warnings < MAX_WARNINGS)
-		snprintf(r->warnings[r->nr_warnings++], sizeof(r->warnings[0]), "%s", buf);
-}
-
-static void rep_end(struct report *r)
-{
-	if (!r->json)
-		return;
-	rep_key(r, "warnings");
-	putchar('[');
-	for (int i = 0; i < r->nr_warnings; i++) {
-		if (i)
-			fputs(", ", stdout);
-		json_string(r->warnings[i]);
-	}
-	puts("]\n}");
-}
-
-/*
- * Every field of struct udc_stats, declared once: X(field, meaning).
- * The report and the JSON keys are generated from this list.
- */
-#define STRESS_UDC_STATS(X)                                                  \
-	X(lookups, "udc_lookup calls + name lookups inside resolve/walk")    \
-	X(hits_positive, "lookups answered positive")                        \
-	X(hits_negative, "lookups answered negative")                        \
-	X(misses, "lookups the cache knew nothing about")                    \
-	X(backend_calls, "backend lookups made")                             \
-	X(nr_positive, "positive entries held now")                          \
-	X(nr_negative, "negative entries held now")                          \
-	X(evictions, "entries reclaimed, every reason")                      \
-	X(bytes_used, "bytes the cache holds now, all overhead included")    \
-	X(bytes_limit, "the memory limit")                                   \
-	X(membarrier, "1: RCU readers use sys_membarrier; 0: slow fallback") \
-	X(nr_dirs, "directory objects held now")                             \
-	X(stale_answers, "backend answers returned but not cached")          \
-	X(walk_retries, "walks redone after a rename or rmdir")              \
-	X(entries_moved, "entries moved between slab pages by compaction")
-
-static void rep_udc_stats(struct report *r, const struct udc_stats *st)
-{
-	rep_obj_begin(r, "stats", "stats.");
-#define X(field, meaning) rep_u64(r, #field, #field, st->field);
-	STRESS_UDC_STATS(X)
-#undef X
-	rep_obj_end(r);
-	if (st->membarrier == 0)
-		rep_warn(r, "stats.membarrier == 0: the kernel offers no membarrier, RCU readers "
-			    "use the slow fallback (reads cost ~40x more); these numbers are not "
-			    "representative");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -707,11 +383,6 @@ static struct worker *run_threads(struct bench *b, worker_fn fn)
 /* ---------------------------------------------------------------------- */
 /* Names */
 
-static udc_ino dir_ino(uint64_t k)
-{
-	return DIR_INO_BASE + k;
-}
-
 static const char *name_at(const struct name_table *t, uint64_t i)
 {
 	return t->bytes + i * t->stride;
@@ -825,20 +496,6 @@ static void hit_worker(struct worker *w)
 			else
 				hit_record_wrong(w, i, rc, &a);
 		}
-	}
-}
-
-static const char *rc_name(int rc)
-{
-	switch (rc) {
-	case UDC_MISS:
-		return "UDC_MISS";
-	case UDC_POSITIVE:
-		return "UDC_POSITIVE";
-	case UDC_NEGATIVE:
-		return "UDC_NEGATIVE";
-	default:
-		return rc < 0 ? strerror(-rc) : "an unknown value";
 	}
 }
 
@@ -1406,19 +1063,6 @@ static void *populated_alloc(size_t size)
 	return p;
 }
 
-static uint64_t rss_bytes(void)
-{
-	unsigned long size, resident;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (!f)
-		die("/proc/self/statm: %s", strerror(errno));
-	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
-		die("/proc/self/statm: unexpected contents");
-	fclose(f);
-	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 /* A jemalloc size_t statistic, refreshed (0 if jemalloc keeps no stats). */
 static uint64_t jemalloc_stat(const char *name)
 {
@@ -1439,14 +1083,6 @@ static void jemalloc_purge(void)
 	err = mallctl("arena." STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", NULL, NULL, NULL, 0);
 	if (err)
 		die("mallctl(arena.<all>.purge): %s", strerror(err));
-}
-
-static uint64_t cache_bytes(udc_cache *c)
-{
-	struct udc_stats st = { .size = sizeof(st) };
-
-	udc_stats_get(c, &st);
-	return st.bytes_used;
 }
 
 static struct mem_point mem_read(udc_cache *c)
@@ -1799,6 +1435,12 @@ static const struct workload workloads[] = {
 	{ "hash", "time the engine's hash_name() (ns/hash) on --name-len byte names", run_hash },
 	{ "alloc", "alloc+free pairs/s: slab, slab with RCU frees, jemalloc", run_alloc },
 	{ "frag", "memory given back after removing most of many negatives, vs malloc", run_frag },
+	{ "trickle", "unique-name misses at full speed: memory bound, RSS, resolve latency",
+	  run_trickle },
+	{ "hotset", "hit ratio of a periodic job's hot set under a scan of unique names",
+	  run_hotset },
+	{ "invalidate", "time udc_invalidate_dir/udc_rmdir of a full directory, then its garbage",
+	  run_invalidate },
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -1816,19 +1458,25 @@ static void usage(FILE *f)
 		"  -w, --workload NAME     workload to run (default %s), one of:\n",
 		d->workload);
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
-		fprintf(f, "                          %-5s %s\n", workloads[i].name,
+		fprintf(f, "                          %-10s %s\n", workloads[i].name,
 			workloads[i].summary);
 	fprintf(f,
 		"  -t, --threads N         worker threads, 1..%d (default %u)\n"
-		"  -s, --seconds S         run time in seconds, fractions allowed (default %g)\n"
-		"  -n, --names N           hit: names to preload, frag: negatives to insert,\n"
-		"                          1..%" PRIu64 " (default %" PRIu64 "; frag %d)\n"
+		"  -s, --seconds S         run time in seconds, fractions allowed (default %g;\n"
+		"                          trickle: a time limit besides --count, none by\n"
+		"                          default; invalidate: the longest wait for the\n"
+		"                          garbage to go, default %g)\n"
+		"  -n, --names N           hit: names to preload, frag, invalidate: negatives\n"
+		"                          to insert, 1..%" PRIu64 "\n"
+		"                          (default %" PRIu64 "; frag %d; invalidate %d)\n"
 		"  -d, --dirs N            hit, frag: directories the names are spread over,\n"
 		"                          1..--names (default %" PRIu64 "; frag %d)\n"
 		"  -r, --negative-ratio F  hit: share of the names preloaded as negatives\n"
 		"                          (udc_add_negative), 0..1 (default %g)\n"
-		"  -m, --memory SIZE       hit, frag: the cache's memory limit in bytes, suffix\n"
-		"                          K, M, G or T for powers of 1024 (default 1G; frag 4G)\n"
+		"  -m, --memory, --limit SIZE\n"
+		"                          the cache's memory limit in bytes, suffix K, M, G or\n"
+		"                          T for powers of 1024 (default 1G; frag 4G; trickle\n"
+		"                          16M; hotset 8M; invalidate 2G)\n"
 		"      --no-reclaim-thread hit: create the cache with UDC_CFG_NO_RECLAIM_THREAD\n"
 		"                          (this version has no reclaim thread yet: reclaim\n"
 		"                          runs inline in mutating calls either way)\n"
@@ -1838,6 +1486,10 @@ static void usage(FILE *f)
 		"      --object-size N     alloc: object size in bytes, a slab class: 64, 96,\n"
 		"                          128, 192 or 256 (default %zu)\n"
 		"      --remove-ratio F    frag: share of the names removed, 0..1 (default %g)\n"
+		"      --count N           trickle: misses in all, 0 = run for --seconds\n"
+		"                          (default %" PRIu64 ")\n"
+		"      --hot N             hotset: names in the hot set (default %" PRIu64 ")\n"
+		"      --period MS         hotset: the periodic job's period in ms (default %u)\n"
 		"  -S, --seed N            seeds the per-thread PRNGs, the choice of negative\n"
 		"                          names, frag's removals and the hash workload's key\n"
 		"                          (default 0x%" PRIx64 ")\n"
@@ -1862,16 +1514,38 @@ static void usage(FILE *f)
 		"must be UDC_NEGATIVE, removed ones UDC_MISS.  --threads and --seconds are\n"
 		"not used.\n"
 		"\n"
+		"trickle: --threads threads udc_resolve unique names the backend says do not\n"
+		"exist; a monitor samples bytes_used and RSS every 10 ms.  Reports misses/s,\n"
+		"bytes_used against the limit and the contract's slack (1%% of the limit or\n"
+		"1 MiB), RSS at 10%%, 50%% and the end, and udc_resolve's latency.  Fails if\n"
+		"bytes_used passed limit + slack + 1 MiB or an answer was not -ENOENT.\n"
+		"\n"
+		"hotset: a job resolves the --hot names every --period ms (client %d) while\n"
+		"--threads - 1 scanners (at least 1; client %d) resolve unique names of\n"
+		"another directory for --seconds; the hot set's hit ratio after %d warm-up\n"
+		"periods.  Fails as trickle does.\n"
+		"\n"
+		"invalidate: twice, in a fresh cache: --names negatives in one directory, then\n"
+		"one udc_invalidate_dir (then udc_rmdir), timed; a thread looks up other names\n"
+		"and times each call while bytes_used is sampled until it is back to its value\n"
+		"before the fill plus %d%% of the fill's growth (or --seconds pass).  Fails if\n"
+		"a dropped name is still answered.\n"
+		"\n"
 		"Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
-		MAX_THREADS, d->threads, d->seconds, MAX_NAMES, d->names, FRAG_NAMES, d->dirs,
-		FRAG_DIRS, d->negative_ratio, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
-		d->object_size, d->remove_ratio, (uint64_t)DEFAULT_SEED, ALLOC_WINDOW);
+		MAX_THREADS, d->threads, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
+		FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, d->negative_ratio, UDC_NAME_MAX,
+		d->name_len, FRAG_NAME_LEN, d->object_size, d->remove_ratio, d->count, d->hot,
+		d->period_ms, (uint64_t)DEFAULT_SEED, ALLOC_WINDOW, HOTSET_CLIENT_JOB,
+		HOTSET_CLIENT_SCAN, HOTSET_WARMUP_PERIODS, INVAL_GONE_PCT);
 }
 
 enum {
 	OPT_NO_RECLAIM_THREAD = 256,
 	OPT_OBJECT_SIZE,
 	OPT_REMOVE_RATIO,
+	OPT_COUNT,
+	OPT_HOT,
+	OPT_PERIOD,
 };
 
 static void parse_options(int argc, char **argv, struct options *opt)
@@ -1884,10 +1558,14 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		{ "dirs", required_argument, NULL, 'd' },
 		{ "negative-ratio", required_argument, NULL, 'r' },
 		{ "memory", required_argument, NULL, 'm' },
+		{ "limit", required_argument, NULL, 'm' },
 		{ "no-reclaim-thread", no_argument, NULL, OPT_NO_RECLAIM_THREAD },
 		{ "name-len", required_argument, NULL, 'l' },
 		{ "object-size", required_argument, NULL, OPT_OBJECT_SIZE },
 		{ "remove-ratio", required_argument, NULL, OPT_REMOVE_RATIO },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "hot", required_argument, NULL, OPT_HOT },
+		{ "period", required_argument, NULL, OPT_PERIOD },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1907,6 +1585,7 @@ static void parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 's':
 			opt->seconds = parse_double("--seconds", optarg, 0.001, MAX_SECONDS);
+			opt->seconds_set = true;
 			break;
 		case 'n':
 			opt->names = parse_u64("--names", optarg, 1, MAX_NAMES);
@@ -1920,9 +1599,9 @@ static void parse_options(int argc, char **argv, struct options *opt)
 			opt->negative_ratio = parse_double("--negative-ratio", optarg, 0.0, 1.0);
 			break;
 		case 'm':
-			opt->memory = parse_size("--memory", optarg);
+			opt->memory = parse_size("--memory/--limit", optarg);
 			if (opt->memory == 0)
-				usage_error("--memory: must be more than 0");
+				usage_error("--memory/--limit: must be more than 0");
 			opt->memory_set = true;
 			break;
 		case OPT_NO_RECLAIM_THREAD:
@@ -1937,6 +1616,16 @@ static void parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case OPT_REMOVE_RATIO:
 			opt->remove_ratio = parse_double("--remove-ratio", optarg, 0.0, 1.0);
+			break;
+		case OPT_COUNT:
+			opt->count = parse_u64("--count", optarg, 0, UINT64_MAX);
+			opt->count_set = true;
+			break;
+		case OPT_HOT:
+			opt->hot = parse_u64("--hot", optarg, 1, MAX_NAMES);
+			break;
+		case OPT_PERIOD:
+			opt->period_ms = (unsigned)parse_u64("--period", optarg, 1, 3600000);
 			break;
 		case 'S':
 			opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);

@@ -1,0 +1,1101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/policy.c - udc-stress's reclaim-policy workloads: trickle, hotset
+ * and invalidate.
+ *
+ * Owns: the three workloads, their threads and results, and what they
+ * share: a log-bucketed latency histogram (struct lat_hist), the memory
+ * watch that samples bytes_used and RSS every 10 ms (struct mem_watch, on a
+ * monitor thread or on main) and its check against the contract's bound,
+ * a backend that answers -ENOENT and counts its calls, and the names.
+ * Everything goes through the public header include/udcache.h only.
+ *
+ *  - trickle:    --threads threads udc_resolve unique names ("id-<thread>-
+ *                <n>" in TRICKLE_DIRS directories, one chosen at random per
+ *                name) that the backend says do not exist, --count misses in
+ *                all (or for --seconds), in a cache of --limit bytes.  Each
+ *                call is timed.  Fails (exit 1) if bytes_used ever passed
+ *                limit + slack + 1 MiB, or an answer was not -ENOENT.
+ *  - hotset:     a periodic job resolves --hot names of one directory every
+ *                --period ms while --threads - 1 scanners (at least 1)
+ *                resolve unique names of another; the hot set's hit ratio
+ *                after HOTSET_WARMUP_PERIODS periods.  Same failures.
+ *  - invalidate: two phases, each in a fresh cache of --limit bytes: fill a
+ *                directory with --names negatives, then one udc_invalidate_dir
+ *                (phase 1) or udc_rmdir (phase 2), timed; then, while a churn
+ *                thread looks up (and re-adds) other names and times each
+ *                call, bytes_used is sampled until it is back to its value
+ *                before the fill plus 10% of what the fill added, or
+ *                --seconds (60) pass.  Fails if
+ *                a name of the dropped directory is still answered, or the
+ *                churn thread gets a wrong answer; garbage that does not go
+ *                is reported, not failed.
+ *
+ * Locking: none of its own.  Every per-thread struct (struct trickle_worker,
+ * hotset_job, hotset_scanner, inval_churn, and the struct mem_watch of a
+ * monitor) is written by main before pthread_create(), then only by its own
+ * thread until main's pthread_join(), after which main alone reads it.
+ * pthread_create(), pthread_barrier_wait() and pthread_join() order memory,
+ * so they carry the inputs to the threads and the results back with no
+ * other fence.  The backend's counter (struct backend_count) is the calling
+ * thread's own: the names of different threads never overlap, so the thread
+ * that misses a name is the one whose ctx the backend gets.  The cache does
+ * its own locking.
+ *
+ * Ordering:
+ *  - struct stop_flag: main raises it (relaxed) to end a monitor or churn
+ *    thread, which polls it (relaxed).  Termination is all it carries: the
+ *    thread's results reach main through pthread_join(), and nothing main
+ *    writes before raising the flag is read by the thread afterwards.  The
+ *    workers of trickle and hotset need no flag: each stops on its own count
+ *    or its own clock (a deadline it computes after the start barrier).
+ *
+ * Limitations and implementation defects:
+ *  - Latency percentiles are bucket upper bounds (16 buckets per power of
+ *    two, so within 6.25% above the true value); max and the count of calls
+ *    over 1 ms are exact.  Each timed call includes two clock_gettime calls
+ *    (vDSO, ~20 ns) and whatever preemption hit the thread: on a machine
+ *    with fewer cores than threads + 1 the tail is the scheduler's.
+ *  - The memory watch samples every 10 ms: an overshoot shorter than that
+ *    can be missed.  RSS is the whole process's, the program's own arrays
+ *    included (the samples: 24 bytes per 10 ms).
+ *  - "Garbage gone" in invalidate is bytes_used back to its value before
+ *    the fill plus 10% of the fill's growth (relative to the growth, not to
+ *    the value before: a cache may hold tens of MiB of fixed overhead at a
+ *    2 GiB limit, which would make 10% of it meaningless).  The churn set
+ *    is added before that value is read, so the churn thread adds nothing
+ *    new.  An engine that reclaims stale entries only under memory pressure
+ *    ends the phase at the timeout with the garbage still there.
+ *  - invalidate fills one directory: an engine that bounds a directory's
+ *    negatives (admission) holds fewer than --names; the report says how
+ *    many were held (nr_negative_filled) and warns.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stress/stress.h"
+
+#define NS_PER_SEC 1000000000ull
+#define SAMPLE_NS 10000000ull		/* the memory watch's period: 10 ms */
+#define SLOW_CALL_NS 1000000ull		/* a call over 1 ms is counted apart */
+#define BOUND_EXTRA ((uint64_t)1 << 20) /* fail past limit + slack + this */
+#define TRICKLE_DIRS 4			/* trickle's names are spread over these */
+#define SCAN_CLOCK_EVERY 64		/* a scanner reads its clock every 64 calls */
+#define INVAL_CHURN_NAMES 4096		/* the churn thread's working set */
+#define INVAL_CHECK_NAMES 10000		/* dropped names looked up after the call */
+#define NAME_BUF 64
+
+/* Directories (dir_ino(k)), each also a name in the root. */
+enum {
+	DIR_TARGET = 0,
+	DIR_OTHER = 1,
+	DIR_SPREAD = 2
+};
+
+/* ---------------------------------------------------------------------- */
+/* Latency: a log-bucketed histogram of nanoseconds, one per thread */
+
+#define LAT_SUB_BITS 4
+#define LAT_SUB (1u << LAT_SUB_BITS)			/* buckets per power of two */
+#define LAT_BUCKETS ((64 - LAT_SUB_BITS + 1) * LAT_SUB) /* up to 2^64 ns */
+
+struct lat_hist {
+	uint64_t n;
+	uint64_t max;
+	uint64_t over_1ms;
+	uint64_t bucket[LAT_BUCKETS];
+};
+
+/* Values below LAT_SUB have a bucket each; above, LAT_SUB per power of two. */
+static inline unsigned lat_index(uint64_t v)
+{
+	unsigned e;
+
+	if (v < LAT_SUB)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v); /* >= LAT_SUB_BITS */
+	return (e - LAT_SUB_BITS + 1) * LAT_SUB +
+	       (unsigned)((v >> (e - LAT_SUB_BITS)) & (LAT_SUB - 1));
+}
+
+/* The largest value bucket i holds. */
+static uint64_t lat_bucket_high(unsigned i)
+{
+	unsigned e, shift;
+
+	if (i < LAT_SUB)
+		return i;
+	e = i / LAT_SUB + LAT_SUB_BITS - 1;
+	shift = e - LAT_SUB_BITS;
+	return ((uint64_t)(LAT_SUB + i % LAT_SUB) << shift) + (((uint64_t)1 << shift) - 1);
+}
+
+static inline void lat_record(struct lat_hist *h, uint64_t ns)
+{
+	h->n++;
+	h->bucket[lat_index(ns)]++;
+	if (ns > h->max)
+		h->max = ns;
+	h->over_1ms += ns > SLOW_CALL_NS;
+}
+
+static void lat_merge(struct lat_hist *dst, const struct lat_hist *src)
+{
+	dst->n += src->n;
+	dst->over_1ms += src->over_1ms;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	for (unsigned i = 0; i < LAT_BUCKETS; i++)
+		dst->bucket[i] += src->bucket[i];
+}
+
+/* The q-quantile (0 < q <= 1): the high end of its bucket, at most the max. */
+static uint64_t lat_quantile(const struct lat_hist *h, double q)
+{
+	uint64_t rank = (uint64_t)ceil(q * (double)h->n), seen = 0;
+
+	if (h->n == 0)
+		return 0;
+	if (rank == 0)
+		rank = 1;
+	for (unsigned i = 0; i < LAT_BUCKETS; i++) {
+		seen += h->bucket[i];
+		if (seen >= rank) {
+			uint64_t v = lat_bucket_high(i);
+
+			return v < h->max ? v : h->max;
+		}
+	}
+	return h->max;
+}
+
+static void rep_latency(struct report *r, const char *key, const char *prefix,
+			const struct lat_hist *h)
+{
+	rep_obj_begin(r, key, prefix);
+	rep_u64(r, "calls", "calls", h->n);
+	rep_u64(r, "p50", "p50", lat_quantile(h, 0.50));
+	rep_u64(r, "p99", "p99", lat_quantile(h, 0.99));
+	rep_u64(r, "p99_9", "p99.9", lat_quantile(h, 0.999));
+	rep_u64(r, "p99_99", "p99.99", lat_quantile(h, 0.9999));
+	rep_u64(r, "max", "max", h->max);
+	rep_u64(r, "over_1ms", "calls over 1 ms", h->over_1ms);
+	rep_obj_end(r);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Threads */
+
+struct stop_flag {
+	alignas(CACHELINE) atomic_bool raised;
+};
+
+/* Relaxed: termination only; the results travel through pthread_join(). */
+static void stop_raise(struct stop_flag *f)
+{
+	atomic_store_explicit(&f->raised, true, memory_order_relaxed);
+}
+
+static bool stop_seen(struct stop_flag *f)
+{
+	return atomic_load_explicit(&f->raised, memory_order_relaxed);
+}
+
+static void thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	int err = pthread_create(t, NULL, fn, arg);
+
+	if (err)
+		die("pthread_create: %s", strerror(err));
+}
+
+static void thread_join(pthread_t t)
+{
+	int err = pthread_join(t, NULL);
+
+	if (err)
+		die("pthread_join: %s", strerror(err));
+}
+
+static void barrier_init(pthread_barrier_t *b, unsigned n)
+{
+	int err = pthread_barrier_init(b, NULL, n);
+
+	if (err)
+		die("pthread_barrier_init: %s", strerror(err));
+}
+
+/* Zeroed, cache-line aligned memory for n per-thread structs. */
+static void *threads_alloc(size_t n, size_t size)
+{
+	size_t bytes = (n * size + CACHELINE - 1) & ~(size_t)(CACHELINE - 1); /* C11's rule */
+	void *p = aligned_alloc(CACHELINE, bytes);
+
+	if (!p)
+		die("out of memory for %zu threads", n);
+	memset(p, 0, bytes);
+	return p;
+}
+
+/* A seeded per-thread PRNG state, never xorshift's fixed point 0. */
+static uint64_t thread_rng(uint64_t seed, unsigned id)
+{
+	uint64_t s = seed ^ mix64(id + 1), v = splitmix64(&s);
+
+	return v ? v : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Memory watch: bytes_used and RSS every SAMPLE_NS */
+
+struct mem_sample {
+	uint64_t t_ns;
+	uint64_t bytes;
+	uint64_t rss;
+};
+
+struct mem_watch {
+	/* Set by main before the sampling starts. */
+	udc_cache *c;
+	uint64_t limit;
+	/* Written by the sampling thread only. */
+	struct mem_sample *s;
+	size_t n, cap;
+	uint64_t max_bytes;
+	uint64_t over_bound; /* samples past limit + slack */
+};
+
+/* The overshoot the contract allows: 1% of the limit or 1 MiB, the larger (API.md). */
+static uint64_t mem_slack(uint64_t limit)
+{
+	return limit / 100 > ((uint64_t)1 << 20) ? limit / 100 : (uint64_t)1 << 20;
+}
+
+static const struct mem_sample *watch_sample(struct mem_watch *w)
+{
+	struct mem_sample *m;
+
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 1024;
+		w->s = realloc(w->s, w->cap * sizeof(*w->s));
+		if (!w->s)
+			die("out of memory for %zu memory samples", w->cap);
+	}
+	m = &w->s[w->n++];
+	m->t_ns = now_ns();
+	m->bytes = cache_bytes(w->c);
+	m->rss = rss_bytes();
+	if (m->bytes > w->max_bytes)
+		w->max_bytes = m->bytes;
+	w->over_bound += m->bytes > w->limit + mem_slack(w->limit);
+	return m;
+}
+
+static void watch_free(struct mem_watch *w)
+{
+	free(w->s);
+	w->s = NULL;
+	w->n = w->cap = 0;
+}
+
+/* The absolute time t_ns, as clock_nanosleep's deadline. */
+static struct timespec ns_to_ts(uint64_t t_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t_ns / NS_PER_SEC),
+			       .tv_nsec = (long)(t_ns % NS_PER_SEC) };
+	return ts;
+}
+
+/* Sleep to the next multiple of SAMPLE_NS after *next (never catching up in a burst). */
+static void watch_sleep(uint64_t *next)
+{
+	uint64_t now = now_ns();
+	struct timespec ts;
+
+	*next += SAMPLE_NS;
+	if (*next < now)
+		*next = now;
+	ts = ns_to_ts(*next);
+	sleep_until(&ts);
+}
+
+struct monitor {
+	struct mem_watch w; /* the monitor thread's until joined */
+	struct stop_flag stop;
+	pthread_t tid;
+};
+
+static void *monitor_main(void *arg)
+{
+	struct monitor *m = arg;
+	uint64_t next = now_ns();
+
+	while (!stop_seen(&m->stop)) {
+		watch_sample(&m->w);
+		watch_sleep(&next);
+	}
+	watch_sample(&m->w); /* the reading at the end */
+	return NULL;
+}
+
+static void monitor_start(struct monitor *m, udc_cache *c, uint64_t limit)
+{
+	memset(m, 0, sizeof(*m));
+	m->w.c = c;
+	m->w.limit = limit;
+	atomic_init(&m->stop.raised, false);
+	thread_start(&m->tid, monitor_main, m);
+}
+
+static void monitor_stop(struct monitor *m)
+{
+	stop_raise(&m->stop);
+	thread_join(m->tid);
+}
+
+/* RSS of the first sample at or after t0 + frac * (t1 - t0) (the last one if none). */
+static uint64_t watch_rss_at(const struct mem_watch *w, uint64_t t0, uint64_t t1, double frac)
+{
+	uint64_t t = t0 + (uint64_t)(frac * (double)(t1 - t0));
+
+	for (size_t i = 0; i < w->n; i++)
+		if (w->s[i].t_ns >= t)
+			return w->s[i].rss;
+	return w->n ? w->s[w->n - 1].rss : 0;
+}
+
+/*
+ * The object "memory": bytes_used against the limit and the contract's
+ * bound, RSS at 10%, 50% and the end of [t0, t1].  Returns true if
+ * bytes_used ever passed limit + slack + BOUND_EXTRA (the run fails).
+ */
+static bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64_t t1)
+{
+	uint64_t slack = mem_slack(w->limit), bound = w->limit + slack;
+	uint64_t final = w->n ? w->s[w->n - 1].bytes : 0;
+	bool failed = w->max_bytes > bound + BOUND_EXTRA;
+
+	rep_obj_begin(r, "memory", "mem.");
+	rep_u64(r, "limit", "limit", w->limit);
+	rep_u64(r, "slack", "slack", slack);
+	rep_u64(r, "samples", "samples (10 ms)", w->n);
+	rep_u64(r, "bytes_used_max", "bytes_used max", w->max_bytes);
+	rep_u64(r, "bytes_used_final", "bytes_used final", final);
+	rep_f64(r, "max_vs_limit", "max / limit", (double)w->max_bytes / (double)w->limit, 4);
+	rep_i64(r, "max_excess", "max excess over limit", (int64_t)(w->max_bytes - w->limit));
+	rep_bool(r, "exceeded_slack", "ever past limit + slack", w->max_bytes > bound);
+	rep_u64(r, "samples_past_slack", "samples past limit+slack", w->over_bound);
+	rep_bool(r, "failed_bound", "past limit+slack+1MiB", failed);
+	rep_u64(r, "rss_10pct", "RSS at 10%", watch_rss_at(w, t0, t1, 0.1));
+	rep_u64(r, "rss_50pct", "RSS at 50%", watch_rss_at(w, t0, t1, 0.5));
+	rep_u64(r, "rss_end", "RSS at end", w->n ? w->s[w->n - 1].rss : 0);
+	rep_obj_end(r);
+	if (w->max_bytes > bound)
+		rep_warn(r,
+			 "bytes_used reached %" PRIu64 ", %" PRIu64
+			 " bytes past limit + slack (%" PRIu64 ")%s",
+			 w->max_bytes, w->max_bytes - bound, bound,
+			 failed ? ": past the extra 1 MiB too, FAILED" : "");
+	return failed;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Names, directories, the backend */
+
+/* "<prefix><a in hex>-<b in hex>"; buf holds NAME_BUF bytes.  No snprintf in the loops. */
+static size_t policy_name(char *buf, const char *prefix, uint64_t a, uint64_t b)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t k = strlen(prefix);
+	uint64_t v[2] = { a, b };
+
+	memcpy(buf, prefix, k);
+	for (int j = 0; j < 2; j++) {
+		char tmp[16];
+		int n = 0;
+
+		do
+			tmp[n++] = hex[v[j] & 15];
+		while (v[j] >>= 4);
+		while (n)
+			buf[k++] = tmp[--n];
+		if (j == 0)
+			buf[k++] = '-';
+	}
+	return k;
+}
+
+/* Directory k as the name "d<k>" in the root. */
+static void policy_add_dirs(udc_cache *c, unsigned n)
+{
+	char name[NAME_BUF];
+
+	for (unsigned k = 0; k < n; k++) {
+		struct udc_attr a = { .ino = dir_ino(k), .type = UDC_TYPE_DIR };
+		int len = snprintf(name, sizeof(name), "d%u", k);
+		int rc = udc_add(c, ROOT_INO, name, (size_t)len, &a);
+
+		if (rc < 0)
+			die("udc_add(root, \"%s\"): %s", name, strerror(-rc));
+	}
+}
+
+/* A backend's ctx: its calls, counted by the thread that made them. */
+struct backend_count {
+	uint64_t calls;
+};
+
+static int enoent_lookup(void *ctx, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+{
+	(void)dir, (void)name, (void)len, (void)out;
+	((struct backend_count *)ctx)->calls++;
+	return -ENOENT;
+}
+
+static const struct udc_backend enoent_backend = { .lookup = enoent_lookup };
+
+static udc_cache *policy_cache(const struct options *opt, size_t limit,
+			       const struct udc_backend *be)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	udc_cache *c;
+
+	cfg.memory_limit = limit;
+	cfg.root = ROOT_INO;
+	cfg.backend = be;
+	cfg.flags = opt->no_reclaim_thread ? UDC_CFG_NO_RECLAIM_THREAD : 0;
+	c = udc_create(&cfg);
+	if (!c)
+		die("udc_create: %s", strerror(errno));
+	return c;
+}
+
+static uint64_t seconds_ns(double s)
+{
+	return (uint64_t)(s * 1e9);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload trickle */
+
+struct trickle_worker {
+	/* Set by main before the thread starts, then read-only. */
+	alignas(CACHELINE) udc_cache *c;
+	pthread_barrier_t *start;
+	unsigned id;
+	uint64_t quota;	 /* misses to make; UINT64_MAX: until the deadline */
+	uint64_t run_ns; /* 0: no deadline */
+	pthread_t tid;
+	/* Written by this thread only; read by main after pthread_join(). */
+	uint64_t rng;
+	struct backend_count be;
+	uint64_t calls;
+	uint64_t wrong; /* answers other than -ENOENT */
+	int bad_rc;
+	uint64_t t_end;
+	struct lat_hist lat;
+};
+
+static void *trickle_main(void *arg)
+{
+	struct trickle_worker *w = arg;
+	const struct udc_call call = { .ctx = &w->be, .client = 0 };
+	char name[NAME_BUF];
+	uint64_t t = 0, deadline;
+
+	pthread_barrier_wait(w->start);
+	deadline = w->run_ns ? now_ns() + w->run_ns : UINT64_MAX;
+	for (uint64_t i = 0; i < w->quota && t < deadline; i++) {
+		size_t len = policy_name(name, "id-", w->id, i);
+		udc_ino dir = dir_ino(DIR_SPREAD + rand_below(&w->rng, TRICKLE_DIRS));
+		uint64_t t0 = now_ns();
+		int rc = udc_resolve(w->c, dir, name, len, &call, NULL);
+
+		t = now_ns();
+		lat_record(&w->lat, t - t0);
+		w->calls++;
+		if (rc != -ENOENT && w->wrong++ == 0)
+			w->bad_rc = rc;
+	}
+	w->t_end = t ? t : now_ns();
+	return NULL;
+}
+
+int run_trickle(const struct options *opt)
+{
+	size_t limit = opt->memory_set ? opt->memory : TRICKLE_LIMIT;
+	uint64_t count = opt->count_set ? opt->count : TRICKLE_COUNT;
+	bool timed = opt->seconds_set || count == 0;
+	unsigned n = opt->threads;
+	struct udc_stats st = { .size = sizeof(st) };
+	struct trickle_worker *w = threads_alloc(n, sizeof(*w));
+	struct lat_hist *lat = threads_alloc(1, sizeof(*lat));
+	pthread_barrier_t start;
+	struct monitor mon;
+	struct report r;
+	uint64_t calls = 0, wrong = 0, be_calls = 0, t0, t1 = 0;
+	double secs;
+	bool failed;
+	udc_cache *c;
+
+	c = policy_cache(opt, limit, &enoent_backend);
+	policy_add_dirs(c, DIR_SPREAD + TRICKLE_DIRS);
+	barrier_init(&start, n + 1);
+	for (unsigned i = 0; i < n; i++) {
+		w[i].c = c;
+		w[i].start = &start;
+		w[i].id = i;
+		w[i].quota = count ? count / n + (i < count % n) : UINT64_MAX;
+		w[i].run_ns = timed ? seconds_ns(opt->seconds) : 0;
+		w[i].rng = thread_rng(opt->seed, i);
+	}
+	monitor_start(&mon, c, limit);
+	for (unsigned i = 0; i < n; i++)
+		thread_start(&w[i].tid, trickle_main, &w[i]);
+	pthread_barrier_wait(&start);
+	t0 = now_ns();
+	for (unsigned i = 0; i < n; i++) {
+		thread_join(w[i].tid);
+		calls += w[i].calls;
+		wrong += w[i].wrong;
+		be_calls += w[i].be.calls;
+		lat_merge(lat, &w[i].lat);
+		if (w[i].t_end > t1)
+			t1 = w[i].t_end;
+	}
+	monitor_stop(&mon);
+	pthread_barrier_destroy(&start);
+	udc_stats_get(c, &st);
+	secs = (double)(t1 - t0) / 1e9;
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "trickle");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "threads", "threads", n);
+	rep_u64(&r, "count", "misses asked (0: none)", count);
+	rep_f64(&r, "seconds_limit", "seconds limit", timed ? opt->seconds : NAN, 3);
+	rep_hex(&r, "seed", "seed", opt->seed);
+	rep_u64(&r, "memory_limit", "memory limit (bytes)", limit);
+	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
+	rep_u64(&r, "misses", "misses (udc_resolve)", calls);
+	rep_f64(&r, "seconds", "seconds", secs, 3);
+	rep_f64(&r, "misses_per_sec", "misses/s", secs > 0 ? (double)calls / secs : 0.0, 0);
+	rep_u64(&r, "backend_calls", "backend calls", be_calls);
+	rep_u64(&r, "wrong_answers", "answers not -ENOENT", wrong);
+	rep_u64(&r, "nr_negative", "negatives held at the end", st.nr_negative);
+	rep_u64(&r, "evictions", "evictions", st.evictions);
+	failed = rep_memory(&r, &mon.w, t0, t1);
+	rep_latency(&r, "latency_ns", "resolve ns.", lat);
+	rep_udc_stats(&r, &st);
+	if (be_calls != calls)
+		rep_warn(&r, "%" PRIu64 " backend calls for %" PRIu64 " unique names", be_calls,
+			 calls);
+	for (unsigned i = 0; i < n; i++)
+		if (w[i].wrong)
+			rep_warn(&r, "thread %u: %" PRIu64 " answers not -ENOENT; first: %s", i,
+				 w[i].wrong, rc_name(w[i].bad_rc));
+	if (wrong || failed)
+		rep_warn(&r, "FAILED");
+	rep_end(&r);
+	fflush(stdout);
+
+	watch_free(&mon.w);
+	udc_destroy(c);
+	free(lat);
+	free(w);
+	return wrong || failed ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload hotset */
+
+struct hotset_job {
+	/* Set by main before the thread starts, then read-only. */
+	alignas(CACHELINE) udc_cache *c;
+	pthread_barrier_t *start;
+	uint64_t hot;
+	uint64_t period_ns;
+	uint64_t run_ns;
+	pthread_t tid;
+	/* Written by this thread only; read by main after pthread_join(). */
+	uint64_t rng;
+	struct backend_count be;
+	uint64_t periods;		   /* every period run, warm-up included */
+	uint64_t measured;		   /* periods after the warm-up */
+	uint64_t overruns;		   /* periods that took longer than period_ns */
+	uint64_t hot_lookups, hot_backend; /* over the measured periods */
+	uint64_t worst_backend;		   /* the most backend calls in one measured period */
+	uint64_t last_backend;		   /* those of the last period */
+	uint64_t job_ns_sum, job_ns_max;   /* a measured period's pass over the hot set */
+	uint64_t wrong;
+	int bad_rc;
+};
+
+struct hotset_scanner {
+	alignas(CACHELINE) udc_cache *c;
+	pthread_barrier_t *start;
+	unsigned id;
+	uint64_t run_ns;
+	pthread_t tid;
+	/* Written by this thread only; read by main after pthread_join(). */
+	struct backend_count be;
+	uint64_t calls;
+	uint64_t wrong;
+	int bad_rc;
+	uint64_t elapsed_ns;
+};
+
+/* One pass over the hot set, from a random rotation; returns its backend calls. */
+static uint64_t hotset_pass(struct hotset_job *j, const struct udc_call *call)
+{
+	uint64_t before = j->be.calls, off = rand_below(&j->rng, j->hot);
+	char name[NAME_BUF];
+
+	for (uint64_t k = 0; k < j->hot; k++) {
+		uint64_t i = off + k < j->hot ? off + k : off + k - j->hot;
+		size_t len = policy_name(name, "hot-", 0, i);
+		int rc = udc_resolve(j->c, dir_ino(DIR_TARGET), name, len, call, NULL);
+
+		if (rc != -ENOENT && j->wrong++ == 0)
+			j->bad_rc = rc;
+	}
+	return j->be.calls - before;
+}
+
+static void *hotset_job_main(void *arg)
+{
+	struct hotset_job *j = arg;
+	const struct udc_call call = { .ctx = &j->be, .client = HOTSET_CLIENT_JOB };
+	uint64_t next, deadline;
+
+	pthread_barrier_wait(j->start);
+	next = now_ns();
+	deadline = next + j->run_ns;
+	while (next < deadline) {
+		uint64_t t0 = now_ns(), calls = hotset_pass(j, &call), t1 = now_ns();
+		struct timespec ts;
+
+		if (++j->periods > HOTSET_WARMUP_PERIODS) {
+			j->measured++;
+			j->hot_lookups += j->hot;
+			j->hot_backend += calls;
+			if (calls > j->worst_backend)
+				j->worst_backend = calls;
+			j->job_ns_sum += t1 - t0;
+			if (t1 - t0 > j->job_ns_max)
+				j->job_ns_max = t1 - t0;
+		}
+		j->last_backend = calls;
+		next += j->period_ns;
+		if (t1 > next) { /* overran: start the next period now, no catching up */
+			j->overruns++;
+			next = t1;
+		}
+		if (next >= deadline)
+			break;
+		ts = ns_to_ts(next);
+		sleep_until(&ts);
+	}
+	return NULL;
+}
+
+static void *hotset_scan_main(void *arg)
+{
+	struct hotset_scanner *s = arg;
+	const struct udc_call call = { .ctx = &s->be, .client = HOTSET_CLIENT_SCAN };
+	char name[NAME_BUF];
+	uint64_t t0, t, deadline;
+
+	pthread_barrier_wait(s->start);
+	t0 = t = now_ns();
+	deadline = t0 + s->run_ns;
+	for (uint64_t i = 0; t < deadline; i++) {
+		size_t len = policy_name(name, "scan-", s->id, i);
+		int rc = udc_resolve(s->c, dir_ino(DIR_OTHER), name, len, &call, NULL);
+
+		s->calls++;
+		if (rc != -ENOENT && s->wrong++ == 0)
+			s->bad_rc = rc;
+		if (i % SCAN_CLOCK_EVERY == SCAN_CLOCK_EVERY - 1)
+			t = now_ns();
+	}
+	s->elapsed_ns = now_ns() - t0;
+	return NULL;
+}
+
+int run_hotset(const struct options *opt)
+{
+	size_t limit = opt->memory_set ? opt->memory : HOTSET_LIMIT;
+	unsigned ns = opt->threads > 1 ? opt->threads - 1 : 1;
+	struct udc_stats st = { .size = sizeof(st) };
+	struct hotset_job *j = threads_alloc(1, sizeof(*j));
+	struct hotset_scanner *s = threads_alloc(ns, sizeof(*s));
+	uint64_t scan_calls = 0, scan_wrong = 0, scan_be = 0, t0, t1;
+	pthread_barrier_t start;
+	struct monitor mon;
+	struct report r;
+	double scan_rate = 0.0;
+	bool failed;
+	udc_cache *c;
+
+	c = policy_cache(opt, limit, &enoent_backend);
+	policy_add_dirs(c, DIR_OTHER + 1);
+	barrier_init(&start, ns + 2);
+	j->c = c;
+	j->start = &start;
+	j->hot = opt->hot;
+	j->period_ns = (uint64_t)opt->period_ms * 1000000u;
+	j->run_ns = seconds_ns(opt->seconds);
+	j->rng = thread_rng(opt->seed, 0);
+	for (unsigned i = 0; i < ns; i++) {
+		s[i].c = c;
+		s[i].start = &start;
+		s[i].id = i;
+		s[i].run_ns = j->run_ns;
+	}
+	monitor_start(&mon, c, limit);
+	thread_start(&j->tid, hotset_job_main, j);
+	for (unsigned i = 0; i < ns; i++)
+		thread_start(&s[i].tid, hotset_scan_main, &s[i]);
+	pthread_barrier_wait(&start);
+	t0 = now_ns();
+	thread_join(j->tid);
+	for (unsigned i = 0; i < ns; i++) {
+		thread_join(s[i].tid);
+		scan_calls += s[i].calls;
+		scan_wrong += s[i].wrong;
+		scan_be += s[i].be.calls;
+		if (s[i].elapsed_ns)
+			scan_rate += (double)s[i].calls * 1e9 / (double)s[i].elapsed_ns;
+	}
+	t1 = now_ns();
+	monitor_stop(&mon);
+	pthread_barrier_destroy(&start);
+	udc_stats_get(c, &st);
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "hotset");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "hot", "hot names", j->hot);
+	rep_u64(&r, "period_ms", "period (ms)", opt->period_ms);
+	rep_u64(&r, "scanners", "scanner threads", ns);
+	rep_f64(&r, "seconds", "seconds", opt->seconds, 3);
+	rep_hex(&r, "seed", "seed", opt->seed);
+	rep_u64(&r, "memory_limit", "memory limit (bytes)", limit);
+	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
+	rep_u64(&r, "client_job", "client id of the job", HOTSET_CLIENT_JOB);
+	rep_u64(&r, "client_scan", "client id of scanners", HOTSET_CLIENT_SCAN);
+	rep_u64(&r, "warmup_periods", "warm-up periods", HOTSET_WARMUP_PERIODS);
+	rep_u64(&r, "periods", "periods run", j->periods);
+	rep_u64(&r, "measured_periods", "periods measured", j->measured);
+	rep_u64(&r, "overruns", "periods overrun", j->overruns);
+	rep_u64(&r, "hot_lookups", "hot lookups (measured)", j->hot_lookups);
+	rep_u64(&r, "hot_backend_calls", "hot backend calls", j->hot_backend);
+	rep_f64(&r, "hot_hit_ratio", "hot hit ratio",
+		j->hot_lookups ? 1.0 - (double)j->hot_backend / (double)j->hot_lookups : NAN, 4);
+	rep_f64(&r, "hot_hit_ratio_worst", "hot hit ratio, worst",
+		j->measured ? 1.0 - (double)j->worst_backend / (double)j->hot : NAN, 4);
+	rep_f64(&r, "hot_hit_ratio_last", "hot hit ratio, last",
+		j->periods ? 1.0 - (double)j->last_backend / (double)j->hot : NAN, 4);
+	rep_f64(&r, "job_ms_mean", "job pass ms, mean",
+		j->measured ? (double)j->job_ns_sum / 1e6 / (double)j->measured : NAN, 3);
+	rep_f64(&r, "job_ms_max", "job pass ms, max", (double)j->job_ns_max / 1e6, 3);
+	rep_u64(&r, "scanner_misses", "scanner misses", scan_calls);
+	rep_f64(&r, "scanner_misses_per_sec", "scanner misses/s", scan_rate, 0);
+	rep_u64(&r, "wrong_answers", "answers not -ENOENT", j->wrong + scan_wrong);
+	failed = rep_memory(&r, &mon.w, t0, t1);
+	rep_udc_stats(&r, &st);
+	if (j->measured == 0)
+		rep_warn(&r, "no period measured: raise --seconds past %d periods",
+			 HOTSET_WARMUP_PERIODS);
+	if (scan_be != scan_calls)
+		rep_warn(&r, "%" PRIu64 " scanner backend calls for %" PRIu64 " unique names",
+			 scan_be, scan_calls);
+	if (j->wrong)
+		rep_warn(&r, "job: %" PRIu64 " answers not -ENOENT; first: %s", j->wrong,
+			 rc_name(j->bad_rc));
+	for (unsigned i = 0; i < ns; i++)
+		if (s[i].wrong)
+			rep_warn(&r, "scanner %u: %" PRIu64 " answers not -ENOENT; first: %s", i,
+				 s[i].wrong, rc_name(s[i].bad_rc));
+	if (j->wrong || scan_wrong || failed)
+		rep_warn(&r, "FAILED");
+	rep_end(&r);
+	fflush(stdout);
+
+	failed |= j->wrong || scan_wrong;
+	watch_free(&mon.w);
+	udc_destroy(c);
+	free(s);
+	free(j);
+	return failed ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workload invalidate */
+
+enum inval_kind {
+	INVAL_DIR,
+	INVAL_RMDIR
+};
+
+struct inval_churn {
+	/* Set by main before the thread starts, then read-only. */
+	alignas(CACHELINE) udc_cache *c;
+	pthread_barrier_t *start;
+	struct stop_flag *stop;
+	pthread_t tid;
+	/* Written by this thread only; read by main after pthread_join(). */
+	uint64_t rng;
+	uint64_t lookups, adds;
+	uint64_t wrong; /* a churn name answered positive, or an error */
+	int bad_rc;
+	struct lat_hist lat;
+};
+
+/* What one phase measured. */
+struct inval_phase {
+	enum inval_kind kind;
+	double fill_sec;
+	uint64_t before, filled; /* bytes_used before and after the fill */
+	uint64_t nr_negative_filled, evictions_filled;
+	uint64_t call_ns;
+	uint64_t check_wrong; /* dropped names still answered */
+	int check_bad_rc;
+	bool gone;
+	double gone_sec, watched_sec;
+	uint64_t after_call, end_bytes;
+	struct mem_watch w;
+	struct inval_churn *churn;
+	struct udc_stats st;
+};
+
+static void *inval_churn_main(void *arg)
+{
+	struct inval_churn *ch = arg;
+	char name[NAME_BUF];
+
+	pthread_barrier_wait(ch->start);
+	while (!stop_seen(ch->stop)) {
+		size_t len =
+			policy_name(name, "other-", 0, rand_below(&ch->rng, INVAL_CHURN_NAMES));
+		uint64_t t0 = now_ns();
+		int rc = udc_lookup(ch->c, dir_ino(DIR_OTHER), name, len, NULL);
+		uint64_t t1 = now_ns();
+
+		lat_record(&ch->lat, t1 - t0);
+		ch->lookups++;
+		if (rc == UDC_MISS) { /* reclaimed or declined: tell the cache again */
+			rc = udc_add_negative(ch->c, dir_ino(DIR_OTHER), name, len, 0);
+			lat_record(&ch->lat, now_ns() - t1);
+			ch->adds++;
+		} else if (rc == UDC_NEGATIVE) {
+			rc = 0;
+		}
+		if (rc != 0 && ch->wrong++ == 0)
+			ch->bad_rc = rc;
+	}
+	return NULL;
+}
+
+static void inval_add_negatives(udc_cache *c, unsigned dir, const char *prefix, uint64_t n)
+{
+	char name[NAME_BUF];
+
+	for (uint64_t i = 0; i < n; i++) {
+		size_t len = policy_name(name, prefix, 0, i);
+		int rc = udc_add_negative(c, dir_ino(dir), name, len, 0);
+
+		if (rc < 0)
+			die("udc_add_negative(dir %" PRIu64 ", \"%.*s\"): %s", dir_ino(dir),
+			    (int)len, name, strerror(-rc));
+	}
+}
+
+/* Fill, drop with one call, then watch bytes_used while the churn thread runs. */
+static void inval_run_phase(const struct options *opt, uint64_t names, size_t limit, double timeout,
+			    struct inval_phase *ph)
+{
+	struct inval_churn *ch = threads_alloc(1, sizeof(*ch));
+	struct udc_stats st = { .size = sizeof(st) };
+	struct stop_flag stop;
+	pthread_barrier_t start;
+	char name[NAME_BUF];
+	uint64_t rng = thread_rng(opt->seed, 1000 + ph->kind), t0, next, gone_slack;
+	udc_cache *c;
+	int rc;
+
+	c = policy_cache(opt, limit, NULL);
+	policy_add_dirs(c, DIR_OTHER + 1);
+	inval_add_negatives(c, DIR_OTHER, "other-", INVAL_CHURN_NAMES);
+	ph->before = cache_bytes(c);
+	t0 = now_ns();
+	inval_add_negatives(c, DIR_TARGET, "neg-", names);
+	ph->fill_sec = (double)(now_ns() - t0) / 1e9;
+	udc_stats_get(c, &st);
+	ph->filled = st.bytes_used;
+	ph->nr_negative_filled = st.nr_negative;
+	ph->evictions_filled = st.evictions;
+
+	atomic_init(&stop.raised, false);
+	barrier_init(&start, 2);
+	ch->c = c;
+	ch->start = &start;
+	ch->stop = &stop;
+	ch->rng = thread_rng(opt->seed, 2000 + ph->kind);
+	thread_start(&ch->tid, inval_churn_main, ch);
+	pthread_barrier_wait(&start);
+
+	t0 = now_ns();
+	if (ph->kind == INVAL_DIR)
+		rc = udc_invalidate_dir(c, dir_ino(DIR_TARGET));
+	else
+		rc = udc_rmdir(c, ROOT_INO, "d0", 2, dir_ino(DIR_TARGET));
+	ph->call_ns = now_ns() - t0;
+	if (rc < 0)
+		die("%s: %s", ph->kind == INVAL_DIR ? "udc_invalidate_dir" : "udc_rmdir",
+		    strerror(-rc));
+	ph->after_call = cache_bytes(c);
+
+	/* The contract: no name of the directory is answered from before the call. */
+	for (uint64_t k = 0; k < INVAL_CHECK_NAMES && k < names; k++) {
+		size_t len = policy_name(name, "neg-", 0, rand_below(&rng, names));
+
+		rc = udc_lookup(c, dir_ino(DIR_TARGET), name, len, NULL);
+		if (rc != UDC_MISS && ph->check_wrong++ == 0)
+			ph->check_bad_rc = rc;
+	}
+
+	/* Sample until all but INVAL_GONE_PCT% of the fill's growth is back, or the timeout. */
+	gone_slack = ph->filled > ph->before ? (ph->filled - ph->before) * INVAL_GONE_PCT / 100 : 0;
+	ph->w.c = c;
+	ph->w.limit = limit;
+	t0 = next = now_ns();
+	for (;;) {
+		const struct mem_sample *m = watch_sample(&ph->w);
+
+		if (m->bytes <= ph->before + gone_slack) {
+			ph->gone = true;
+			ph->gone_sec = (double)(m->t_ns - t0) / 1e9;
+			break;
+		}
+		if (m->t_ns - t0 >= seconds_ns(timeout))
+			break;
+		watch_sleep(&next);
+	}
+	ph->watched_sec = (double)(now_ns() - t0) / 1e9;
+	ph->end_bytes = ph->w.s[ph->w.n - 1].bytes;
+
+	stop_raise(&stop);
+	thread_join(ch->tid);
+	pthread_barrier_destroy(&start);
+	ph->churn = ch;
+	ph->st.size = sizeof(ph->st);
+	udc_stats_get(c, &ph->st);
+	udc_destroy(c);
+}
+
+static void rep_inval_phase(struct report *r, const struct inval_phase *ph, uint64_t names)
+{
+	const char *what = ph->kind == INVAL_DIR ? "udc_invalidate_dir" : "udc_rmdir";
+	int64_t growth = (int64_t)ph->filled - (int64_t)ph->before;
+	int64_t left = (int64_t)ph->end_bytes - (int64_t)ph->before;
+
+	rep_obj_begin(r, ph->kind == INVAL_DIR ? "invalidate_dir" : "rmdir",
+		      ph->kind == INVAL_DIR ? "inval." : "rmdir.");
+	rep_str(r, "call", "call", what);
+	rep_f64(r, "fill_seconds", "fill seconds", ph->fill_sec, 3);
+	rep_u64(r, "bytes_before_fill", "bytes_used before fill", ph->before);
+	rep_u64(r, "bytes_filled", "bytes_used filled", ph->filled);
+	rep_u64(r, "nr_negative_filled", "negatives held filled", ph->nr_negative_filled);
+	rep_u64(r, "evictions_filled", "evictions during fill", ph->evictions_filled);
+	rep_f64(r, "call_us", "call us", (double)ph->call_ns / 1e3, 3);
+	rep_u64(r, "bytes_after_call", "bytes_used after call", ph->after_call);
+	rep_u64(r, "check_wrong", "dropped names answered", ph->check_wrong);
+	rep_bool(r, "garbage_gone", "garbage gone", ph->gone);
+	rep_f64(r, "garbage_gone_seconds", "seconds until gone", ph->gone ? ph->gone_sec : NAN, 3);
+	rep_f64(r, "watched_seconds", "seconds watched", ph->watched_sec, 3);
+	rep_u64(r, "bytes_end", "bytes_used at the end", ph->end_bytes);
+	rep_i64(r, "garbage_left_bytes", "garbage left (bytes)", left);
+	rep_f64(r, "garbage_left_pct", "garbage left % of fill",
+		growth > 0 ? 100.0 * (double)left / (double)growth : NAN, 1);
+	rep_u64(r, "churn_lookups", "churn lookups", ph->churn->lookups);
+	rep_u64(r, "churn_adds", "churn re-adds", ph->churn->adds);
+	rep_u64(r, "churn_wrong", "churn wrong answers", ph->churn->wrong);
+	rep_latency(r, "churn_latency_ns", "churn ns.", &ph->churn->lat);
+	rep_u64(r, "nr_negative_end", "negatives held at end", ph->st.nr_negative);
+	rep_u64(r, "evictions_end", "evictions at end", ph->st.evictions);
+	rep_u64(r, "entries_moved_end", "entries moved at end", ph->st.entries_moved);
+	rep_obj_end(r);
+
+	if (ph->evictions_filled)
+		rep_warn(r, "%s: %" PRIu64 " evictions during the fill: raise --limit", what,
+			 ph->evictions_filled);
+	else if (ph->nr_negative_filled < names)
+		rep_warn(r,
+			 "%s: the cache held %" PRIu64 " of %" PRIu64
+			 " negatives (it declined the rest)",
+			 what, ph->nr_negative_filled, names);
+	if (!ph->gone)
+		rep_warn(r, "%s: garbage not gone after %.1f s: %" PRId64 " bytes left", what,
+			 ph->watched_sec, left);
+	if (ph->check_wrong)
+		rep_warn(r, "%s: %" PRIu64 " dropped names still answered; first: %s: FAILED", what,
+			 ph->check_wrong, rc_name(ph->check_bad_rc));
+	if (ph->churn->wrong)
+		rep_warn(r, "%s: churn thread: %" PRIu64 " wrong answers; first: %s: FAILED", what,
+			 ph->churn->wrong, rc_name(ph->churn->bad_rc));
+}
+
+int run_invalidate(const struct options *opt)
+{
+	uint64_t names = opt->names_set ? opt->names : INVAL_NAMES;
+	size_t limit = opt->memory_set ? opt->memory : INVAL_LIMIT;
+	double timeout = opt->seconds_set ? opt->seconds : INVAL_TIMEOUT_SEC;
+	struct inval_phase ph[2] = { { .kind = INVAL_DIR }, { .kind = INVAL_RMDIR } };
+	struct report r;
+	bool failed = false;
+
+	for (int k = 0; k < 2; k++)
+		inval_run_phase(opt, names, limit, timeout, &ph[k]);
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "invalidate");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "names", "names (negatives)", names);
+	rep_u64(&r, "churn_names", "churn thread's names", INVAL_CHURN_NAMES);
+	rep_hex(&r, "seed", "seed", opt->seed);
+	rep_u64(&r, "memory_limit", "memory limit (bytes)", limit);
+	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
+	rep_f64(&r, "timeout_seconds", "garbage wait timeout s", timeout, 3);
+	rep_u64(&r, "gone_pct", "gone: % of fill left", INVAL_GONE_PCT);
+	for (int k = 0; k < 2; k++) {
+		rep_inval_phase(&r, &ph[k], names);
+		failed |= ph[k].check_wrong || ph[k].churn->wrong;
+	}
+	rep_str(&r, "stats_of", "stats below are of", "the rmdir phase, at its end");
+	rep_udc_stats(&r, &ph[1].st);
+	if (failed)
+		rep_warn(&r, "FAILED");
+	rep_end(&r);
+	fflush(stdout);
+
+	for (int k = 0; k < 2; k++) {
+		watch_free(&ph[k].w);
+		free(ph[k].churn);
+	}
+	return failed ? 1 : 0;
+}

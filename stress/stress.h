@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/stress.h - what udc-stress's files share.
+ *
+ * Owns nothing at run time: the declarations shared by udc-stress.c (the
+ * program: options, workload table, the hit/hash/alloc/frag workloads),
+ * common.c (messages, time, the report, memory readings) and policy.c (the
+ * reclaim-policy workloads trickle, hotset and invalidate).  The PRNG is
+ * here, inline, because the workers call it in their timed loops.
+ *
+ * Locking: none; nothing here is shared between threads except through the
+ * callers' own rules (a struct report belongs to main; struct options is
+ * written by main before any thread starts, then read-only).
+ *
+ * Ordering: none (no atomics here).
+ */
+#ifndef UDC_STRESS_H
+#define UDC_STRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "include/udcache.h"
+
+#define CACHELINE 64
+#define ROOT_INO ((udc_ino)1)
+#define DIR_INO_BASE ((udc_ino)0x100) /* directory k is DIR_INO_BASE + k */
+
+static inline udc_ino dir_ino(uint64_t k)
+{
+	return DIR_INO_BASE + k;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options: parsed by udc-stress.c, read-only afterwards. */
+
+struct options {
+	const char *workload;
+	unsigned threads;
+	uint64_t names;
+	uint64_t dirs;
+	double negative_ratio;
+	double seconds;
+	uint64_t seed;
+	size_t memory; /* --memory or --limit */
+	unsigned name_len;
+	size_t object_size;  /* alloc */
+	double remove_ratio; /* frag */
+	uint64_t count;	     /* trickle: total misses, 0 = none (run for --seconds) */
+	uint64_t hot;	     /* hotset: names in the hot set */
+	unsigned period_ms;  /* hotset: the periodic job's period */
+	bool no_reclaim_thread;
+	bool json;
+	/* Given on the command line (frag and the policy workloads have defaults of their own). */
+	bool names_set, dirs_set, name_len_set, memory_set, seconds_set, count_set;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Messages (common.c) */
+
+/* A runtime failure: "udc-stress: <message>" on stderr, exit 1. */
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Bad command line: say what and how to get help, exit 2. */
+void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* udc_lookup's outcome or a -errno, as text. */
+const char *rc_name(int rc);
+
+/* ---------------------------------------------------------------------- */
+/* Random numbers: splitmix64 to seed, xorshift64* per thread. */
+
+static inline uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+	return splitmix64(&x);
+}
+
+static inline uint64_t xorshift64star(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+/* Uniform in [0, n) without a division (Lemire's multiply-shift). */
+static inline uint64_t rand_below(uint64_t *s, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)xorshift64star(s) * n) >> 64);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Time (common.c) */
+
+double now_sec(void);
+/* CLOCK_MONOTONIC in nanoseconds: what the latency histograms are fed. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+/* Sleep until CLOCK_MONOTONIC reaches *deadline. */
+void sleep_until(const struct timespec *deadline);
+
+/* ---------------------------------------------------------------------- */
+/* Report (common.c): the same calls print aligned text or one JSON object. */
+
+#define MAX_WARNINGS 8
+#define REP_MAX_DEPTH 4
+
+struct report {
+	bool json;
+	bool need_comma; /* json: a member was printed at this depth */
+	int depth;	 /* json: nesting, for indentation */
+	/* text: label prefix inside objects ("stats.", nested: "a.b."), and
+	 * its length before each open object */
+	char prefix[128];
+	size_t prefix_len[REP_MAX_DEPTH];
+	int text_depth;
+	int nr_warnings;
+	char warnings[MAX_WARNINGS][256];
+};
+
+void rep_begin(struct report *r, bool json);
+void rep_u64(struct report *r, const char *key, const char *label, uint64_t v);
+void rep_i64(struct report *r, const char *key, const char *label, int64_t v);
+void rep_hex(struct report *r, const char *key, const char *label, uint64_t v);
+void rep_f64(struct report *r, const char *key, const char *label, double v, int prec);
+void rep_str(struct report *r, const char *key, const char *label, const char *v);
+void rep_bool(struct report *r, const char *key, const char *label, bool v);
+/* A nested object (up to REP_MAX_DEPTH deep); in text its members' labels get "prefix". */
+void rep_obj_begin(struct report *r, const char *key, const char *prefix);
+void rep_obj_end(struct report *r);
+/* A warning: a WARNING line in text; in JSON, the "warnings" array and stderr. */
+void rep_warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rep_end(struct report *r);
+/* Every field of struct udc_stats, as the object "stats" (warns if membarrier is 0). */
+void rep_udc_stats(struct report *r, const struct udc_stats *st);
+
+/* ---------------------------------------------------------------------- */
+/* Memory readings (common.c) */
+
+/* The process's resident bytes (/proc/self/statm). */
+uint64_t rss_bytes(void);
+/* The cache's stats.bytes_used. */
+uint64_t cache_bytes(udc_cache *c);
+
+/* ---------------------------------------------------------------------- */
+/* The reclaim-policy workloads (policy.c); defaults where they differ. */
+
+#define TRICKLE_COUNT UINT64_C(30000000) /* misses in all */
+#define TRICKLE_LIMIT ((size_t)16 << 20)
+#define HOTSET_HOT 20000
+#define HOTSET_PERIOD_MS 100
+#define HOTSET_LIMIT ((size_t)8 << 20)
+#define INVAL_NAMES 10000000
+#define INVAL_LIMIT ((size_t)2 << 30)
+#define INVAL_TIMEOUT_SEC 60.0	/* the longest wait for the garbage to go */
+#define HOTSET_WARMUP_PERIODS 3 /* periods not measured */
+#define HOTSET_CLIENT_JOB 1	/* struct udc_call.client of the periodic job, */
+#define HOTSET_CLIENT_SCAN 2	/* and of the scanners */
+#define INVAL_GONE_PCT 10	/* gone: back to before the fill + 10% of its growth */
+
+int run_trickle(const struct options *opt);
+int run_hotset(const struct options *opt);
+int run_invalidate(const struct options *opt);
+
+#endif /* UDC_STRESS_H */
