@@ -164,6 +164,85 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	read -r bm _ _ < <(stat_of "d['udcache_peak_bytes_per_entry']" <<<"$json")
 	echo
 	echo "udcache held $bm bytes/entry at the peak (bytes_used); compaction moved $mm entries (median)."
+	echo
+	echo "## Negative trickle (workload \`trickle\`)"
+	echo
+	echo "2 threads \`udc_resolve\` 30,000,000 unique names in all (4 directories) that the backend"
+	echo "says do not exist, in a 16 MiB cache; bytes_used and RSS sampled every 10 ms. The"
+	echo "contract's bound is limit + slack (max(1% of the limit, 1 MiB)); each call is timed."
+	echo
+	json=$(runs_json --workload trickle --threads 2 --count 30000000 --limit 16M)
+	read -r m lo hi < <(stat_of "d['misses_per_sec']" <<<"$json")
+	echo "| figure | median (min..max) |"
+	echo "|---|---|"
+	echo "| misses/s (all threads) | $(fmt_rate "$m" "$lo" "$hi") |"
+	for spec in "bytes_used max:bytes_used_max" "bytes_used final:bytes_used_final" \
+		"RSS at 10%:rss_10pct" "RSS at 50%:rss_50pct" "RSS at end:rss_end"; do
+		IFS=: read -r what key <<<"$spec"
+		read -r m lo hi < <(stat_of "d['memory']['$key']" <<<"$json")
+		echo "| $what (MiB) | $(fmt_mib "$m" "$lo" "$hi") |"
+	done
+	read -r m lo hi < <(stat_of "d['memory']['max_excess']" <<<"$json")
+	echo "| max excess over the limit (bytes; slack 1048576) | $m ($lo..$hi) |"
+	read -r m lo hi < <(stat_of "d['memory']['samples_past_slack']" <<<"$json")
+	echo "| samples past limit + slack | $m ($lo..$hi) |"
+	for spec in "p50:p50" "p99:p99" "p99.9:p99_9" "p99.99:p99_99" "max:max"; do
+		IFS=: read -r what key <<<"$spec"
+		read -r m lo hi < <(stat_of "d['latency_ns']['$key']" <<<"$json")
+		echo "| udc_resolve $what (ns) | $m ($lo..$hi) |"
+	done
+	read -r m lo hi < <(stat_of "d['latency_ns']['over_1ms']" <<<"$json")
+	echo "| calls over 1 ms | $m ($lo..$hi) |"
+	read -r m lo hi < <(stat_of "d['nr_negative']" <<<"$json")
+	echo "| negatives held at the end | $m ($lo..$hi) |"
+	read -r m lo hi < <(stat_of "d['evictions']" <<<"$json")
+	echo "| evictions | $m ($lo..$hi) |"
+	echo
+	echo "## Hot set under a scan (workload \`hotset\`)"
+	echo
+	echo "A periodic job resolves 20,000 hot names of one directory every 100 ms while one"
+	echo "scanner resolves unique names of another, for 10 s, in an 8 MiB cache; the hot set's"
+	echo "hit ratio over the periods after 3 warm-up periods (1 - backend calls / lookups)."
+	echo
+	json=$(runs_json --workload hotset --threads 2 --hot 20000 --period 100 --limit 8M --seconds 10)
+	echo "| figure | median (min..max) |"
+	echo "|---|---|"
+	for spec in "hot hit ratio:hot_hit_ratio" "hot hit ratio, worst period:hot_hit_ratio_worst" \
+		"job pass (ms), mean:job_ms_mean"; do
+		IFS=: read -r what key <<<"$spec"
+		read -r m lo hi < <(stat_of "d['$key']" <<<"$json")
+		echo "| $what | $m ($lo..$hi) |"
+	done
+	read -r m lo hi < <(stat_of "d['scanner_misses_per_sec']" <<<"$json")
+	echo "| scanner misses/s | $(fmt_rate "$m" "$lo" "$hi") |"
+	read -r m lo hi < <(stat_of "d['memory']['bytes_used_max']" <<<"$json")
+	echo "| bytes_used max (MiB; limit 8) | $(fmt_mib "$m" "$lo" "$hi") |"
+	echo
+	echo "## Invalidating a large directory (workload \`invalidate\`)"
+	echo
+	echo "10,000,000 negatives added to one directory of a 2 GiB cache, then one"
+	echo "\`udc_invalidate_dir\` (and, in a fresh cache, one \`udc_rmdir\`), timed; then, while a"
+	echo "thread times \`udc_lookup\`/\`udc_add_negative\` on 4096 other names, bytes_used is sampled"
+	echo "every 10 ms until 90% of the fill's growth is back (gone) or 60 s pass."
+	echo
+	json=$(runs_json --workload invalidate --names 10000000 --limit 2G --seconds 60)
+	echo "| call | negatives held | call (us) | garbage gone (runs) | seconds until gone | garbage left (MiB) | churn p99.99 (ns) | churn max (ns) |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for phase in invalidate_dir rmdir; do
+		read -r hm _ _ < <(stat_of "d['$phase']['nr_negative_filled']" <<<"$json")
+		read -r cm clo chi < <(stat_of "d['$phase']['call_us']" <<<"$json")
+		# "gone in k of 3 runs", and the median seconds of the runs where it went
+		read -r gone gsec < <(python3 -c "
+import json, sys
+v = sorted(d['$phase']['garbage_gone_seconds'] for d in map(json.loads, filter(str.strip, sys.stdin))
+           if d['$phase']['garbage_gone'])
+print(len(v), '%s (%s..%s)' % (v[(len(v) - 1) // 2], v[0], v[-1]) if v else '-')" <<<"$json")
+		read -r lm llo lhi < <(stat_of "d['$phase']['garbage_left_bytes']" <<<"$json")
+		read -r pm plo phi < <(stat_of "d['$phase']['churn_latency_ns']['p99_99']" <<<"$json")
+		read -r xm xlo xhi < <(stat_of "d['$phase']['churn_latency_ns']['max']" <<<"$json")
+		echo "| \`udc_$phase\` | $hm | $cm ($clo..$chi) | $gone of $runs | $gsec |" \
+			"$(fmt_mib "$lm" "$llo" "$lhi") | $pm ($plo..$phi) | $xm ($xlo..$xhi) |"
+	done
 } > "$out.tmp"
 mv "$out.tmp" "$out"
 echo "wrote $out"
