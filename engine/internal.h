@@ -210,6 +210,8 @@ struct udc_cache {
 	size_t compact_mark_pages;        /* and the slab bytes then; 0: not backed off */
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages negatives next (relaxed) */
+	size_t evict_inflight;            /* evicted, not yet gone from bytes_used (shrink_lock) */
+	size_t evict_seen_used;           /* bytes_used when that was last looked at (shrink_lock) */
 	uint64_t adapt_ms;                /* the negative share's last adaptation (shrink_lock) */
 	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
 	unsigned neg_share;               /* negatives' share of the entries' bytes, % (shrink_lock) */

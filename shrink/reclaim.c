@@ -70,6 +70,36 @@ static size_t reclaim_slack(size_t limit)
 	return one > ((size_t)1 << 20) ? one : (size_t)1 << 20;
 }
 
+/*
+ * What was evicted is held until its grace period ends, so bytes_used
+ * comes down a while after a pass: the next pass must not evict it again.
+ * evict_inflight (shrink_lock) is what passes evicted and bytes_used does
+ * not show gone yet; it shrinks as bytes_used falls, and is zero once the
+ * frees were waited for.
+ */
+static size_t used_due(struct udc_cache *c, size_t used)
+{
+	if (used < c->evict_seen_used) {
+		size_t fell = c->evict_seen_used - used;
+		c->evict_inflight = fell < c->evict_inflight ? c->evict_inflight - fell : 0;
+	}
+	c->evict_seen_used = used;
+	return used > c->evict_inflight ? used - c->evict_inflight : 0;
+}
+
+static void evicted_now(struct udc_cache *c, size_t bytes)
+{
+	c->evict_inflight += bytes;
+	c->evict_seen_used = cache_bytes_used(c);
+}
+
+static void frees_wait(struct udc_cache *c)
+{
+	entry_frees_wait(c);
+	c->evict_inflight = 0;
+	c->evict_seen_used = cache_bytes_used(c);
+}
+
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
 static void age_inline(struct udc_cache *c)
 {
@@ -122,11 +152,13 @@ void reclaim_inline(struct udc_cache *c)
 	 * call returns.
 	 */
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
-		sweep_reclaim(c, used - limit + slack / 4);
+		size_t due = used_due(c, used);
+		if (due > limit)
+			evicted_now(c, sweep_reclaim(c, due - limit + slack / 4));
 		used = cache_bytes_used(c);
 		if (used <= limit + slack / 2)
 			break;
-		entry_frees_wait(c);
+		frees_wait(c);
 		used = cache_bytes_used(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
@@ -144,7 +176,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 		size_t before = cache_bytes_used(c);
 		compact_all(c);
 		pthread_mutex_lock(&c->shrink_lock);
-		entry_frees_wait(c);
+		frees_wait(c);
 		size_t after = cache_bytes_used(c);
 		freed = before > after ? before - after : 0;
 	} else {
@@ -152,7 +184,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	}
 	if (freed < bytes) {
 		freed += sweep_reclaim(c, bytes - freed);
-		entry_frees_wait(c);
+		frees_wait(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
 	return freed;
@@ -174,9 +206,18 @@ static bool reclaim_background(struct udc_cache *c)
 		size_t used = cache_bytes_used(c);
 		if (used <= low + slack / 2)
 			break;
-		size_t want = used - low < RECLAIM_THREAD_BYTES ? used - low : RECLAIM_THREAD_BYTES;
 		pthread_mutex_lock(&c->shrink_lock);
+		size_t due = used_due(c, used);
+		if (due <= low + slack / 2) {
+			/* What is in flight is enough: let it land. */
+			frees_wait(c);
+			pthread_mutex_unlock(&c->shrink_lock);
+			batches--;
+			continue;
+		}
+		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
 		size_t got = sweep_reclaim(c, want);
+		evicted_now(c, got);
 		pthread_mutex_unlock(&c->shrink_lock);
 		batches--;
 		if (got == 0)

@@ -27,17 +27,18 @@
  * positives.  neg_share adapts every ADAPT_MS within [NEG_SHARE_MIN,
  * NEG_SHARE_MAX] to which kind earns more hits and refaults per byte.
  *
- * Ghosts: a table of 32-bit fingerprints indexed by the name hash, about
- * one slot per 128 bytes of the memory limit (so it remembers about as
- * many evictions as main can hold; made anew, empty, when the limit
- * changes).  A new entry whose slot holds its fingerprint takes it
+ * Ghosts: a table of 16-bit fingerprints indexed by the name hash, one
+ * slot per 64 bytes of the memory limit (about one per entry the cache
+ * can hold, so it remembers about one turnover of evictions; 3% of the
+ * limit; made anew, empty, when the limit changes).  A false refault (a
+ * new name matching a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot holds its fingerprint takes it
  * (refault) and goes straight to main.
  *
  * Locking: the reclaim entry points run with shrink_lock held (one sweeper
  * at a time; it protects neg_share and the adaptation state).  A visit
  * takes the entry's stripe lock outside rcu_read_lock (mutate.c's rule),
  * and, for a promotion, the directory's spinlock inside it (entry_move).
- * The ghost slots take no lock: relaxed 32-bit loads and stores (a ghost
+ * The ghost slots take no lock: relaxed 16-bit loads and stores (a ghost
  * lost or overwritten by a race is a missed refault, nothing worse); the
  * table is read under rcu_read_lock and a replaced one freed after a
  * grace period (sweep_limit_changed, with shrink_lock held).
@@ -59,7 +60,7 @@
 #define NEG_SHARE_MIN 5
 #define NEG_SHARE_MAX 60
 #define ADAPT_MS 200
-#define GHOST_BYTES_PER_SLOT 128      /* of the limit at create */
+#define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u
 #define GHOST_MAX_SLOTS (1u << 24)
 
@@ -68,17 +69,17 @@
 
 struct ghost_table {
 	uint32_t mask;              /* slots - 1 */
-	_Atomic uint32_t slot[];    /* fingerprints, 0 = empty */
+	_Atomic uint16_t slot[];    /* fingerprints, 0 = empty */
 };
 
 static size_t ghost_table_bytes(uint32_t slots)
 {
-	return sizeof(struct ghost_table) + (size_t)slots * sizeof(uint32_t);
+	return sizeof(struct ghost_table) + (size_t)slots * sizeof(uint16_t);
 }
 
-static uint32_t ghost_fp(uint64_t hash)
+static uint16_t ghost_fp(uint64_t hash)
 {
-	return (uint32_t)(hash >> 32) | 1;   /* never 0, the empty slot */
+	return (uint16_t)(hash >> 48) | 1;   /* never 0, the empty slot */
 }
 
 /* A table sized for @limit, empty; NULL on ENOMEM. */
@@ -155,7 +156,7 @@ bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
 	rcu_read_lock();   /* the table stays until our unlock */
 	/* acquire: pairs with the exchange in sweep_limit_changed */
 	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
-	_Atomic uint32_t *slot = &g->slot[hash & g->mask];
+	_Atomic uint16_t *slot = &g->slot[hash & g->mask];
 	/* relaxed: see Locking */
 	hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
 	if (hit)
@@ -327,9 +328,15 @@ static void adapt_share(struct udc_cache *c, const size_t bytes[2][2])
 		c->neg_share--;
 }
 
-/* The four queues in the order they should give memory back now. */
-static void sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool main[4])
+/*
+ * The queues that should give memory back now, in order; returns how many.
+ * Main only when probation is down to its share (S3-FIFO): a probation
+ * whose pages all wait for their grace period gives nothing now, and main
+ * is not emptied instead.
+ */
+static unsigned sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool main[4])
 {
+	unsigned n = 0;
 	size_t bytes[2][2];
 
 	for (unsigned k = 0; k < 2; k++)
@@ -342,11 +349,14 @@ static void sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool main[
 	for (unsigned i = 0; i < 2; i++) {
 		enum entry_kind k = i ? (enum entry_kind)!first : first;
 		size_t kb = bytes[k][0] + bytes[k][1];
-		bool main_first = 100 * bytes[k][0] <= (size_t)PROBATION_SHARE * kb;
-		kind[2 * i] = kind[2 * i + 1] = k;
-		main[2 * i] = main_first;
-		main[2 * i + 1] = !main_first;
+		if (100 * bytes[k][0] <= (size_t)PROBATION_SHARE * kb) {
+			kind[n] = k;
+			main[n++] = true;
+		}
+		kind[n] = k;
+		main[n++] = false;
 	}
+	return n;
 }
 
 size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
@@ -361,14 +371,15 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 	/* This thread's open pages become sweepable (others' stay theirs). */
 	slab_thread_release(c->slabs[ENT_NEGATIVE]);
 	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	unsigned nq = 0;
 	for (int64_t step = 0; sp.evicted < bytes && step < steps; step++) {
 		if (step % 16 == 0)   /* the shares move as pages go: look again */
-			sweep_order(c, kind, main);
+			nq = sweep_order(c, kind, main);
 		unsigned i = 0;
-		while (i < 4 && empty[kind[i]][main[i]])
+		while (i < nq && empty[kind[i]][main[i]])
 			i++;
-		if (i == 4)
-			break;   /* no page left to sweep anywhere */
+		if (i == nq)
+			break;   /* nothing to sweep now: the frees will land */
 		if (sweep_queue(&sp, kind[i], main[i], SWEEP_BATCH, UINT64_MAX) == 0)
 			empty[kind[i]][main[i]] = true;
 	}

@@ -248,8 +248,8 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	return done;
 }
 
-/* The oldest PARTIAL page of @c below age @end stamped at most @stamp_max,
- * isolated, or NULL. */
+/* The oldest PARTIAL page of @c below age @end stamped at most @stamp_max
+ * with an object not already waiting for a grace period, isolated, or NULL. */
 static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t end, uint64_t stamp_max)
 {
 	struct slab_page *p, *found = NULL;
@@ -258,7 +258,7 @@ static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t end, uint
 	cds_list_for_each_entry(p, &c->pages, link) {
 		if (p->age >= end || p->stamp > stamp_max)
 			break;   /* ages and stamps grow along the list */
-		if (p->state == SLAB_PARTIAL) {
+		if (p->state == SLAB_PARTIAL && slab_page_movable(p) > 0) {
 			isolate_locked(p);
 			found = p;
 			break;

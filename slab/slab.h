@@ -211,7 +211,8 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 
 /*
  * Sweep class @cls: isolate its oldest partial pages (OPEN ones stay with
- * their thread) whose stamp is <= @stamp_max and whose age is below the
+ * their thread, and pages whose objects all wait for a grace period are
+ * left to empty) whose stamp is <= @stamp_max and whose age is below the
  * class's age when the call began, one at a time; hand each object not
  * on a free list to @visit(arg, obj) (as slab_page_for_each; @visit may
  * free, relocate or leave it), then put the page back as the newest of

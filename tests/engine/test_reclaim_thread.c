@@ -27,6 +27,18 @@ static double rt_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* A cache with its reclaim thread (tc_create's have none). */
+static udc_cache *rt_create(size_t limit)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+
+	cfg.memory_limit = limit;
+	cfg.root = TC_ROOT;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+	return c;
+}
+
 /* Poll until pred(c) holds or the deadline passes; returns whether it held. */
 static bool rt_wait(udc_cache *c, bool (*pred)(udc_cache *))
 {
@@ -51,7 +63,7 @@ static bool rt_compacted(udc_cache *c)
 Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
 {
 	const unsigned n = 100000;
-	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+	udc_cache *c = rt_create(TC_MEMORY_LIMIT);
 	char nm[64];
 
 	for (unsigned i = 0; i < n; i++) {
@@ -88,7 +100,7 @@ static bool rt_below_low_watermark(udc_cache *c)
 
 Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
 {
-	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, RT_LIMIT);
+	udc_cache *c = rt_create(RT_LIMIT);
 	char nm[64];
 
 	for (unsigned i = 0; i < 200000; i++) {
@@ -112,7 +124,7 @@ Test(reclaim_thread, destroy_stops_a_busy_thread)
 	char nm[64];
 
 	for (int round = 0; round < 20; round++) {
-		udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, RT_LIMIT);
+		udc_cache *c = rt_create(RT_LIMIT);
 		for (unsigned i = 0; i < 20000; i++) {
 			size_t len = rt_name(nm, sizeof(nm), i);
 			cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);

@@ -1,0 +1,235 @@
+/*
+ * tests/shrink/test_policy.c - the reclaim policy, deterministically.
+ *
+ * The reclaim thread is off: reclaim runs inline in the mutating calls, in
+ * this thread, so every test controls what is created, hit and swept.
+ * What is checked is the policy's promise, not its exact counts:
+ *   - probation: a negative never hit goes before one hit since insertion
+ *     (which is promoted to main, not evicted), under a stream of unique
+ *     names many times the limit;
+ *   - ghosts: a name re-created soon after its eviction goes to main
+ *     (a refault) and outlives the stream that follows;
+ *   - ageing: with negative_max_age_ms and no memory pressure at all,
+ *     negatives go (and positives stay);
+ *   - admission: a directory's negatives stay within max(8 x positives,
+ *     65536), a declined negative still removes the name's old positive,
+ *     and udc_invalidate_dir gives the directory its budget back;
+ *   - a complete directory answers misses without storing anything.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "common/tcache.h"
+
+#define LIMIT ((size_t)4 << 20)
+#define SLACK ((size_t)1 << 20) /* max(1% of the limit, 1 MiB) */
+
+static udc_cache *pol_create(size_t limit, uint32_t max_age_ms)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+
+	cfg.memory_limit = limit;
+	cfg.root = TC_ROOT;
+	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
+	cfg.negative_max_age_ms = max_age_ms;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c, "udc_create: errno %d", errno);
+	return c;
+}
+
+static int neg(udc_cache *c, udc_ino dir, const char *fmt, unsigned i)
+{
+	char nm[64];
+	int len = snprintf(nm, sizeof(nm), fmt, i);
+
+	return udc_add_negative(c, dir, nm, (size_t)len, 0);
+}
+
+static int look(udc_cache *c, udc_ino dir, const char *fmt, unsigned i)
+{
+	char nm[64];
+	int len = snprintf(nm, sizeof(nm), fmt, i);
+
+	return udc_lookup(c, dir, nm, (size_t)len, NULL);
+}
+
+/* How many of names fmt % [0, n) in dir answer negative. */
+static unsigned count_negative(udc_cache *c, udc_ino dir, const char *fmt, unsigned n)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		k += look(c, dir, fmt, i) == UDC_NEGATIVE;
+	return k;
+}
+
+/* @n unique negatives over 64 directories (none past its bound), checking
+ * the memory bound after every call. */
+static void stream(udc_cache *c, unsigned from, unsigned n)
+{
+	for (unsigned i = from; i < from + n; i++) {
+		cr_assert_eq(neg(c, 1000 + i % 64, "scan-%u", i), 0);
+		if (i % 64 == 0) {
+			size_t used = tc_stats(c).bytes_used;
+			cr_assert_leq(used, LIMIT + SLACK, "bytes_used %zu after %u names", used,
+				      i - from);
+		}
+	}
+}
+
+Test(policy, probation_evicts_the_unhit_and_promotes_the_hit)
+{
+	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
+	const unsigned n = 4000;
+
+	/* Two sets made together: A never looked up, B looked up once. */
+	for (unsigned i = 0; i < n; i++) {
+		cr_assert_eq(neg(c, 10, "a-%u", i), 0);
+		cr_assert_eq(neg(c, 11, "b-%u", i), 0);
+	}
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(look(c, 11, "b-%u", i), UDC_NEGATIVE);
+	stream(c, 0, 400000);   /* 25 MiB of negatives through a 4 MiB cache */
+
+	struct udc_stats st = tc_stats(c);
+	unsigned a = count_negative(c, 10, "a-%u", n), b = count_negative(c, 11, "b-%u", n);
+	fprintf(stderr, "probation: kept %u/%u unhit, %u/%u hit; promoted %llu, evictions %llu\n",
+		a, n, b, n, (unsigned long long)st.entries_promoted,
+		(unsigned long long)st.evictions);
+	cr_assert_geq(st.entries_promoted, n, "promoted %llu", (unsigned long long)st.entries_promoted);
+	cr_assert_geq(b, n * 99 / 100, "hit negatives kept: %u of %u", b, n);
+	cr_assert_leq(a, n / 100, "unhit negatives kept: %u of %u", a, n);
+	udc_destroy(c);
+}
+
+Test(policy, a_refault_goes_to_main)
+{
+	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
+	const unsigned n = 4000;
+
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(neg(c, 10, "g-%u", i), 0);
+	/* Unique names until the g names are evicted (ghosts left), and no
+	 * longer: the ghost table remembers about one cache's worth.  Looked
+	 * for through the statistics: a lookup would be a hit. */
+	unsigned streamed = 0;
+	while (tc_stats(c).evictions < n && streamed < 1000000) {
+		stream(c, streamed, 1000);
+		streamed += 1000;
+	}
+	cr_assert_leq(count_negative(c, 10, "g-%u", n), n / 100, "the g names were not evicted");
+	uint64_t before = tc_stats(c).refaults;
+	for (unsigned i = 0; i < n; i++)   /* the same names again: refaults */
+		cr_assert_eq(neg(c, 10, "g-%u", i), 0);
+	uint64_t refaults = tc_stats(c).refaults - before;
+	stream(c, streamed, 300000);   /* never hit, yet in main they stay */
+
+	unsigned kept = count_negative(c, 10, "g-%u", n);
+	fprintf(stderr, "refault: %llu refaults of %u, %u kept after the stream\n",
+		(unsigned long long)refaults, n, kept);
+	/* Ghosts are fingerprints in a table of their own: a few collide. */
+	cr_assert_geq(refaults, n * 85 / 100, "refaults %llu of %u", (unsigned long long)refaults, n);
+	cr_assert_geq(kept, n * 85 / 100, "refaulted names kept: %u of %u", kept, n);
+	udc_destroy(c);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec t = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+Test(policy, idle_negatives_age_out_with_no_pressure)
+{
+	const unsigned max_age = 100, n = 3000;
+	udc_cache *c = pol_create(TC_MEMORY_LIMIT, max_age);
+
+	cr_assert_eq(tc_add(c, 11, "pos", 500, UDC_TYPE_REG, 0), 0);
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_eq(neg(c, 10, "old-%u", i), 0);
+	cr_assert_eq(tc_stats(c).nr_negative, n);
+	/* Mutating calls now and then run the ageing; wait for it (no bound on
+	 * the machine's speed: only on the cache's answer).  Watched through
+	 * the statistics: a lookup is a hit, and a hit negative is kept longer. */
+	for (unsigned round = 0; round < 600 && tc_stats(c).negatives_aged < n; round++) {
+		sleep_ms(max_age / 4);
+		cr_assert_eq(tc_add(c, 12, "tick", 600, UDC_TYPE_REG, round), 0);
+	}
+	unsigned left = count_negative(c, 10, "old-%u", n);
+	struct udc_stats st = tc_stats(c);
+	fprintf(stderr, "ageing: %u of %u left, %llu aged, %llu bytes used\n", left, n,
+		(unsigned long long)st.negatives_aged, (unsigned long long)st.bytes_used);
+	cr_assert_eq(left, 0, "%u negatives older than the age are still there", left);
+	cr_assert_geq(st.negatives_aged, n);
+	cr_assert_eq(tc_lookup(c, 11, "pos", NULL), UDC_POSITIVE, "ageing took a positive");
+	udc_destroy(c);
+}
+
+Test(policy, a_directory_keeps_its_negatives_within_its_bound)
+{
+	udc_cache *c = pol_create(TC_MEMORY_LIMIT, UINT32_MAX);
+	const unsigned floor = 65536, over = 5000;
+
+	/* No positives: the floor. */
+	for (unsigned i = 0; i < floor + over; i++)
+		cr_assert_eq(neg(c, 10, "n-%u", i), 0);
+	struct udc_stats st = tc_stats(c);
+	cr_assert_eq(st.nr_negative, floor, "held %llu", (unsigned long long)st.nr_negative);
+	cr_assert_eq(st.negatives_declined, over);
+	cr_assert_eq(look(c, 10, "n-%u", floor + 1), UDC_MISS, "a declined name answers");
+
+	/* A declined negative still replaces the name's positive. */
+	cr_assert_eq(tc_add(c, 10, "was-there", 77, UDC_TYPE_REG, 0), 0);
+	cr_assert_eq(tc_add_neg(c, 10, "was-there"), 0);
+	cr_assert_neq(tc_lookup(c, 10, "was-there", NULL), UDC_POSITIVE);
+
+	/* Positives raise the bound: 10,000 of them allow 80,000. */
+	char nm[32];
+	for (unsigned i = 0; i < 10000; i++) {
+		snprintf(nm, sizeof(nm), "p-%u", i);
+		cr_assert_eq(tc_add(c, 20, nm, 100000 + i, UDC_TYPE_REG, i), 0);
+	}
+	for (unsigned i = 0; i < 85000; i++)
+		cr_assert_eq(neg(c, 20, "m-%u", i), 0);
+	cr_assert_eq(count_negative(c, 20, "m-%u", 85000), 80000);
+
+	/* An invalidated directory starts its count again. */
+	cr_assert_eq(udc_invalidate_dir(c, 10), 0);
+	for (unsigned i = 0; i < 1000; i++)
+		cr_assert_eq(neg(c, 10, "again-%u", i), 0);
+	cr_assert_eq(count_negative(c, 10, "again-%u", 1000), 1000);
+	udc_destroy(c);
+}
+
+static int enoent_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
+			 struct udc_attr *out)
+{
+	(void)dir, (void)name, (void)len, (void)out;
+	atomic_fetch_add((atomic_uint *)ctx, 1);
+	return -ENOENT;
+}
+
+Test(policy, a_complete_directory_stores_no_negative)
+{
+	static const struct udc_backend be = { .lookup = enoent_lookup };
+	atomic_uint calls = 0;
+	udc_cache *c = tc_create(TC_ROOT, &be, 0);
+	struct udc_call call = { .ctx = &calls };
+	struct udc_attr a;
+	char nm[32];
+
+	cr_assert_eq(tc_add(c, 10, "only", 50, UDC_TYPE_REG, 0), 0);
+	cr_assert_eq(udc_dir_complete(c, 10), 0);
+	uint64_t before = tc_stats(c).nr_negative;
+	for (unsigned i = 0; i < 1000; i++) {
+		int len = snprintf(nm, sizeof(nm), "absent-%u", i);
+		cr_assert_eq(udc_resolve(c, 10, nm, (size_t)len, &call, &a), -ENOENT);
+		cr_assert_eq(udc_add_negative(c, 10, nm, (size_t)len, 0), 0);
+	}
+	cr_assert_eq(tc_stats(c).nr_negative, before, "a complete directory stored negatives");
+	cr_assert_eq(atomic_load(&calls), 0, "a complete directory asked the backend");
+	udc_destroy(c);
+}
