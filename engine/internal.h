@@ -60,6 +60,7 @@
 #define WALK_OPTIMISTIC_TRIES 8   /* seqcount passes before a walk takes rename_lock */
 #define WALK_LOCKED_ROUNDS 256    /* cache-only locked passes before -EAGAIN */
 #define HITS_MAX 3                /* the 2-bit hit counter saturates here */
+#define CLIENT_TAGS 64            /* client ids fold to tags 1..63 (0: anonymous) */
 #define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
 #define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
 #define FREE_BATCH 62             /* entries per deferred-free batch */
@@ -115,7 +116,7 @@ struct udc_entry {
 	uint8_t len;                      /* name length, 1..255 (UDC_NAME_MAX fits) */
 	uint8_t kind : 1;                 /* enum entry_kind */
 	uint8_t ext : 1;                  /* 1: name stored apart, pointer inline */
-	uint8_t type : 6;                 /* positive: enum udc_type */
+	uint8_t type : 6;                 /* positive: enum udc_type; negative: client tag */
 	_Atomic uint8_t hits;             /* raised by readers (plain store), lowered by reclaim */
 	_Atomic uint8_t published;        /* 1 while in the table: the sweeper's test of a slot */
 };
@@ -211,10 +212,15 @@ struct udc_cache {
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages negatives next (relaxed) */
 	size_t evict_inflight;            /* evicted, not yet gone from bytes_used (shrink_lock) */
+	_Atomic int64_t stale_pending;    /* stale entries noted and not yet swept (estimate) */
+	int64_t stale_round;              /* of them, those the running round covers (shrink_lock) */
+	uint64_t stale_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's (shrink_lock) */
 	size_t evict_seen_used;           /* bytes_used when that was last looked at (shrink_lock) */
 	uint64_t adapt_ms;                /* the negative share's last adaptation (shrink_lock) */
 	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
-	unsigned neg_share;               /* negatives' share of the entries' bytes, % (shrink_lock) */
+	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, % (relaxed;
+	                                   * written under shrink_lock) */
+	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by client tag */
 
 	/* --- ghosts of evicted probation entries (shrink/sweep.c): RCU --- */
 	struct ghost_table *_Atomic ghosts;
@@ -412,12 +418,25 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes);
 /* Age negatives out (negative_max_age_ms), at most @budget work units,
  * shrink_lock held: true if more remains. */
 bool sweep_age(struct udc_cache *c, size_t budget);
+/* Directory @d's entries just went stale (its generation moved on). */
+void sweep_stale_note(struct udc_cache *c, struct udc_dir *d);
+/* Drop stale entries, at most @budget work units, shrink_lock held: true
+ * if more remains. */
+bool sweep_stale(struct udc_cache *c, size_t budget);
 
 /* ---- shrink/admit.c: admission of negatives ---- */
 /* May a new negative be kept in @d (its bound, max(k x positives, floor))? */
 bool admit_negative(struct udc_dir *d);
 /* A negative of @d of generation @gen entered (+1) or left (-1) the table. */
 void admit_count(struct udc_dir *d, uint32_t gen, int delta);
+static inline uint8_t client_tag(uint32_t client)
+{
+	return client ? (uint8_t)(client % (CLIENT_TAGS - 1) + 1) : 0;
+}
+/* May client @tag add a probationary negative (its share of probation)? */
+bool admit_client(struct udc_cache *c, uint8_t tag);
+/* Negative @e (its tag in e->type) entered (+1) or left (-1) probation. */
+void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delta);
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */

@@ -84,6 +84,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 	} else {
 		atomic_fetch_sub_explicit(&d->nr_negative, 1, memory_order_relaxed);
 		admit_count(d, e->gen, -1);
+		admit_client_count(c, e, -1);
 		stat_add(ts, neg_dropped, 1);
 	}
 	/* relaxed: size estimates for accounting and compaction */
@@ -119,6 +120,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	} else {
 		atomic_fetch_add_explicit(&d->nr_negative, 1, memory_order_relaxed);
 		admit_count(d, e->gen, 1);
+		admit_client_count(c, e, 1);
 		stat_add(ts, neg_added, 1);
 	}
 	/* relaxed: size estimates for accounting and compaction */
@@ -212,12 +214,14 @@ static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op
 	return e;
 }
 
-static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op)
+static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op, uint8_t tag)
 {
 	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash);
 
-	if (e)
+	if (e) {
 		e->dir = op->d;
+		e->type = tag & 0x3f;
+	}
 	return e;
 }
 
@@ -235,8 +239,9 @@ bool attr_valid(const struct udc_attr *attr)
 }
 
 /* Forget dir d's contents: complete flag, parent, then the generation. */
-static void dir_forget(struct udc_dir *d, bool forget_parent)
+static void dir_forget(struct udc_cache *c, struct udc_dir *d, bool forget_parent)
 {
+	sweep_stale_note(c, d);   /* the entries left behind: garbage to sweep */
 	/* seq_cst RMW: cleared before the release bump below (see Ordering) */
 	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_COMPLETE);
 	if (forget_parent)
@@ -296,12 +301,12 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	struct name_op op;
 	int r = name_op_init(&op, c, dir, name, len);
 
-	(void)client;   /* per-client shares: not yet (docs/ENGINE.md) */
 	if (r)
 		return r;
 	bool complete = atomic_load_explicit(&op.d->flags, memory_order_relaxed) & DIR_COMPLETE;
-	bool keep = !complete && admit_negative(op.d);
-	struct udc_entry *e = keep ? neg_alloc(c, &op) : NULL;
+	uint8_t tag = client_tag(client);
+	bool keep = !complete && admit_negative(op.d) && admit_client(c, tag);
+	struct udc_entry *e = keep ? neg_alloc(c, &op, tag) : NULL;
 	if (keep && !e)
 		return -ENOMEM;
 	if (!complete && !keep)
@@ -347,7 +352,7 @@ static int unlink_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, 
 	*neg = NULL;
 	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
 		return r;
-	*neg = neg_alloc(c, op);
+	*neg = neg_alloc(c, op, 0);
 	return *neg ? 0 : -ENOMEM;
 }
 
@@ -421,7 +426,7 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir)
 	/* No directory object: nothing cached and nothing in flight in dir. */
 	struct udc_dir *d = dir_lookup(c, dir);
 	if (d)
-		dir_forget(d, true);
+		dir_forget(c, d, true);
 	return 0;
 }
 
@@ -457,7 +462,7 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 		dir = was.ino;
 	struct udc_dir *d = dir != UDC_INO_NONE ? dir_lookup(c, dir) : NULL;
 	if (d)
-		dir_forget(d, true);
+		dir_forget(c, d, true);
 	ck_sequence_write_end(&c->rename_seq);
 	pthread_mutex_unlock(&c->rename_lock);
 	reclaim_inline(c);
@@ -560,7 +565,7 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino) {
 		struct udc_dir *gone = dir_lookup(c, target.ino);
 		if (gone)
-			dir_forget(gone, true);
+			dir_forget(c, gone, true);
 	}
 
 	stripes_unlock(o.s, n.s);

@@ -146,10 +146,14 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 			child = dir_get(c, attr.ino);
 	} else if (r == -ENOENT &&
 		   !(atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE)) {
-		if (admit_negative(d))
+		uint8_t tag = client_tag(call ? call->client : 0);
+		if (admit_negative(d) && admit_client(c, tag)) {
 			fresh = entry_alloc(c, ENT_NEGATIVE, name, len, hash);
-		else
+			if (fresh)
+				fresh->type = tag & 0x3f;
+		} else {
 			stat_add(thread_stats(c), declined, 1);
+		}
 	}
 	if (fresh) {
 		fresh->dir = d;

@@ -3,7 +3,8 @@
  * shrink/admit.c - which negatives are kept at all: a directory's bound.
  *
  * Owns: the per-directory count of current-generation negatives
- * (udc_dir.neg_now) and the admission rule.  A directory keeps at most
+ * (udc_dir.neg_now), the per-client count of probationary negatives
+ * (c->client_probation, by client tag) and the admission rules.  A directory keeps at most
  * max(ADMIT_NEG_PER_POS x its positives, ADMIT_NEG_FLOOR) negatives of
  * its current generation (Bottomley's bound): a client scanning unique
  * names in one directory cannot fill the cache with them, while a
@@ -11,12 +12,19 @@
  * Past the bound a new negative is declined (udc_add_negative and
  * udc_resolve still answer, and the name's old entry still goes).
  *
+ * A client (struct udc_call.client, udc_add_negative's client; folded to
+ * one of 63 tags, kept in the negative's spare type bits) may have at most
+ * CLIENT_SHARE percent of the negatives' room in probation (limit / 64 x
+ * the negatives' share), at least CLIENT_FLOOR: past that its new
+ * negatives are declined, so a client scanning unique names takes no room
+ * from the others.  Client 0 (anonymous) has no share.
+ *
  * neg_now packs (generation << 32) | count, so a generation bump
  * (udc_invalidate_dir, udc_rmdir) restarts the count at zero without
  * touching it: the stale negatives are the sweeper's garbage, not the
  * new generation's budget.
  *
- * Locking: none; neg_now changes by CAS.  Counting runs under the name's
+ * Locking: none; neg_now changes by CAS, the client counts by atomic add.  Counting runs under the name's
  * stripe lock (entry_publish_locked / entry_detach) but directories span
  * stripes, hence the CAS.
  *
@@ -28,6 +36,9 @@
 
 #define ADMIT_NEG_PER_POS 8
 #define ADMIT_NEG_FLOOR 65536
+#define CLIENT_SHARE 50          /* % of the negatives' room one client's probation may take */
+#define CLIENT_FLOOR 4096        /* probationary negatives any client may have */
+#define NEG_BYTES 64             /* the smallest negative slot: the room in entries */
 
 static uint32_t neg_count(uint64_t v, uint32_t gen)
 {
@@ -64,4 +75,25 @@ void admit_count(struct udc_dir *d, uint32_t gen, int delta)
 		/* relaxed: a counter (see Ordering) */
 	} while (!atomic_compare_exchange_weak_explicit(&d->neg_now, &v, nv, memory_order_relaxed,
 							memory_order_relaxed));
+}
+
+bool admit_client(struct udc_cache *c, uint8_t tag)
+{
+	if (!tag)
+		return true;   /* anonymous: no share */
+	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	unsigned share = atomic_load_explicit(&c->neg_share, memory_order_relaxed);
+	uint64_t room = (uint64_t)(limit / NEG_BYTES) * share / 100 * CLIENT_SHARE / 100;
+	int64_t n = atomic_load_explicit(&c->client_probation[tag], memory_order_relaxed);
+
+	return n < (int64_t)(room > CLIENT_FLOOR ? room : CLIENT_FLOOR);
+}
+
+void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delta)
+{
+	if (e->kind != ENT_NEGATIVE || !e->type ||
+	    entry_main_class(slab_page_class(slab_page_of(e))) == slab_page_class(slab_page_of(e)))
+		return;   /* positive, anonymous, or in main */
+	/* relaxed: a counter (see Ordering) */
+	atomic_fetch_add_explicit(&c->client_probation[e->type], delta, memory_order_relaxed);
 }

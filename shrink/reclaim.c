@@ -9,11 +9,12 @@
  * reclaim thread.  The thread (started unless UDC_CFG_NO_RECLAIM_THREAD)
  * wakes every RECLAIM_THREAD_PERIOD_MS, evicts down to the low watermark
  * (limit - slack) once use passes limit - slack/2, ages negatives out
- * (negative_max_age_ms) and runs compaction batches, a bounded number per
- * wake-up, each under shrink_lock.  The inline pass stays with the thread
+ * (negative_max_age_ms), sweeps the garbage of invalidated directories
+ * and runs compaction batches, a bounded number per wake-up, each under
+ * shrink_lock.  The inline pass stays with the thread
  * too, so the bound holds even when a client outruns the thread; without
  * the thread, the inline pass also ages negatives, a batch at most every
- * AGE_INLINE_DIV-th of the age.
+ * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
  *
  * Locking:
  *   shrink_lock serialises passes (inline reclaim only tries it, and waits
@@ -39,6 +40,7 @@
 #define RECLAIM_THREAD_BYTES ((size_t)256 << 10)   /* eviction per shrink_lock hold */
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
+#define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
 
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
 {
@@ -121,10 +123,22 @@ static void age_inline(struct udc_cache *c)
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
+/* Without the thread: a batch of the garbage of invalidated directories. */
+static void stale_inline(struct udc_cache *c)
+{
+	if (c->thread_running || atomic_load_explicit(&c->stale_pending, memory_order_relaxed) <= 0)
+		return;
+	if (pthread_mutex_trylock(&c->shrink_lock))
+		return;
+	sweep_stale(c, STALE_BATCH);
+	pthread_mutex_unlock(&c->shrink_lock);
+}
+
 void reclaim_inline(struct udc_cache *c)
 {
 	compact_inline(c);   /* pages back without losing answers, first */
 	age_inline(c);
+	stale_inline(c);
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t used = cache_bytes_used(c);
@@ -227,6 +241,11 @@ static bool reclaim_background(struct udc_cache *c)
 	for (bool aged_all = false; !aged_all && batches > 0; batches--) {
 		pthread_mutex_lock(&c->shrink_lock);
 		aged_all = !sweep_age(c, AGE_BATCH);
+		pthread_mutex_unlock(&c->shrink_lock);
+	}
+	for (bool stale = true; stale && batches > 0; batches--) {
+		pthread_mutex_lock(&c->shrink_lock);
+		stale = sweep_stale(c, STALE_BATCH);
 		pthread_mutex_unlock(&c->shrink_lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)

@@ -112,7 +112,7 @@ int sweep_create(struct udc_cache *c)
 	if (!g)
 		return -ENOMEM;
 	atomic_init(&c->ghosts, g);
-	c->neg_share = NEG_SHARE_INIT;
+	atomic_init(&c->neg_share, NEG_SHARE_INIT);
 	return 0;
 }
 
@@ -231,6 +231,7 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 
 	if (v == SLAB_MOVED) {
 		struct udc_entry *e = new_obj;
+		admit_client_count(arg, old_obj, -1);   /* out of probation */
 		uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
 		/* relaxed: a reader's raise racing this is a lost hit */
 		atomic_store_explicit(&e->hits, h ? h - 1 : 0, memory_order_relaxed);
@@ -285,7 +286,7 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 	size_t done = 0;
 
 	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2)
-		done += slab_sweep(s, cls, budget - done, stamp_max,
+		done += slab_sweep(s, cls, budget - done, stamp_max, NULL,
 				   main ? visit_main : visit_probation, sp);
 	return done;
 }
@@ -322,10 +323,13 @@ static void adapt_share(struct udc_cache *c, const size_t bytes[2][2])
 	memcpy(c->adapt_last, cur, sizeof(cur));
 	double b_neg = (double)(bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1]) + 1;
 	double b_pos = (double)(bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1]) + 1;
-	if (earn_neg / b_neg > 1.25 * earn_pos / b_pos && c->neg_share < NEG_SHARE_MAX)
-		c->neg_share++;
-	else if (earn_pos / b_pos > 1.25 * earn_neg / b_neg && c->neg_share > NEG_SHARE_MIN)
-		c->neg_share--;
+	unsigned share = atomic_load_explicit(&c->neg_share, memory_order_relaxed);
+	if (earn_neg / b_neg > 1.25 * earn_pos / b_pos && share < NEG_SHARE_MAX)
+		share++;
+	else if (earn_pos / b_pos > 1.25 * earn_neg / b_neg && share > NEG_SHARE_MIN)
+		share--;
+	/* relaxed: read by admit_client as a heuristic */
+	atomic_store_explicit(&c->neg_share, share, memory_order_relaxed);
 }
 
 /*
@@ -345,7 +349,8 @@ static unsigned sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool m
 	adapt_share(c, bytes);
 	size_t neg = bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1];
 	size_t all = neg + bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1];
-	enum entry_kind first = 100 * neg > (size_t)c->neg_share * all ? ENT_NEGATIVE : ENT_POSITIVE;
+	unsigned share = atomic_load_explicit(&c->neg_share, memory_order_relaxed);
+	enum entry_kind first = 100 * neg > (size_t)share * all ? ENT_NEGATIVE : ENT_POSITIVE;
 	for (unsigned i = 0; i < 2; i++) {
 		enum entry_kind k = i ? (enum entry_kind)!first : first;
 		size_t kb = bytes[k][0] + bytes[k][1];
@@ -406,4 +411,64 @@ bool sweep_age(struct udc_cache *c, size_t budget)
 		done += sweep_queue(&sp, ENT_NEGATIVE, true, budget - done, now - max_age / 2);
 	entry_free_flush(c);
 	return done >= budget;
+}
+
+/* ------------------------------------------------------------------ */
+/* garbage: the stale entries of invalidated and removed directories */
+
+void sweep_stale_note(struct udc_cache *c, struct udc_dir *d)
+{
+	int64_t n = atomic_load_explicit(&d->nr_positive, memory_order_relaxed) +
+		    atomic_load_explicit(&d->nr_negative, memory_order_relaxed);
+
+	if (n > 0)   /* relaxed: a work estimate */
+		atomic_fetch_add_explicit(&c->stale_pending, n, memory_order_relaxed);
+}
+
+/* Drop a stale entry; leave the others as they are (hits untouched). */
+static void visit_stale(void *arg, void *obj)
+{
+	struct sweep_pass *sp = arg;
+	struct udc_entry *e = obj;
+	struct entry_key key;
+
+	if (!entry_stale(e) || !entry_key_copy(sp->c, e, &key))
+		return;
+	evict_entry(sp, e, &key, false);
+}
+
+bool sweep_stale(struct udc_cache *c, size_t budget)
+{
+	struct sweep_pass sp = { .c = c };
+	size_t done = 0;
+	bool wrapped = true;
+
+	if (atomic_load_explicit(&c->stale_pending, memory_order_relaxed) <= 0)
+		return false;
+	if (!c->stale_round) {   /* a round starts: what it will have covered */
+		c->stale_round = atomic_load_explicit(&c->stale_pending, memory_order_relaxed);
+		/* This thread's open pages too (other threads' stay theirs
+		 * until they retire them or go offline). */
+		slab_thread_release(c->slabs[ENT_NEGATIVE]);
+		slab_thread_release(c->slabs[ENT_POSITIVE]);
+	}
+	for (unsigned k = 0; k < 2; k++) {
+		struct slab *s = c->slabs[k];
+		for (unsigned cls = 0; cls < slab_nr_classes(s); cls++) {
+			uint64_t *cur = &c->stale_cursor[k][cls];
+			if (done < budget)
+				done += slab_sweep(s, cls, budget - done, UINT64_MAX, cur, visit_stale,
+						   &sp);
+			wrapped = wrapped && *cur == 0;
+		}
+	}
+	entry_free_flush(c);
+	if (wrapped && done < budget) {
+		/* Every class gone through: what was noted before the round is
+		 * swept (removals since are the next round's). */
+		atomic_fetch_sub_explicit(&c->stale_pending, c->stale_round, memory_order_relaxed);
+		c->stale_round = 0;
+		return atomic_load_explicit(&c->stale_pending, memory_order_relaxed) > 0;
+	}
+	return true;
 }

@@ -248,9 +248,11 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	return done;
 }
 
-/* The oldest PARTIAL page of @c below age @end stamped at most @stamp_max
- * with an object not already waiting for a grace period, isolated, or NULL. */
-static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t end, uint64_t stamp_max)
+/* The oldest PARTIAL page of @c of age in [@min_age, @end) stamped at most
+ * @stamp_max with an object not already waiting for a grace period,
+ * isolated, or NULL. */
+static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t min_age, uint64_t end,
+					uint64_t stamp_max)
 {
 	struct slab_page *p, *found = NULL;
 
@@ -258,7 +260,7 @@ static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t end, uint
 	cds_list_for_each_entry(p, &c->pages, link) {
 		if (p->age >= end || p->stamp > stamp_max)
 			break;   /* ages and stamps grow along the list */
-		if (p->state == SLAB_PARTIAL && slab_page_movable(p) > 0) {
+		if (p->age >= min_age && p->state == SLAB_PARTIAL && slab_page_movable(p) > 0) {
 			isolate_locked(p);
 			found = p;
 			break;
@@ -269,7 +271,7 @@ static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t end, uint
 }
 
 size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
-		  void (*visit)(void *arg, void *obj), void *arg)
+		  uint64_t *cursor, void (*visit)(void *arg, void *obj), void *arg)
 {
 	/* relaxed: pages made after this are newer than the sweep */
 	uint64_t end = atomic_load_explicit(&s->age_next, memory_order_relaxed);
@@ -277,11 +279,16 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 
 	udc_assert(cls < s->nr_classes);
 	while (done < budget) {
-		struct slab_page *p = isolate_oldest(&s->cls[cls], end, stamp_max);
-		if (!p)
+		struct slab_page *p = isolate_oldest(&s->cls[cls], cursor ? *cursor : 0, end, stamp_max);
+		if (!p) {
+			if (cursor)
+				*cursor = 0;   /* the round is over */
 			break;
+		}
+		if (cursor)
+			*cursor = p->age + 1;
 		done += SLAB_COMPACT_PAGE_COST + slab_page_for_each(s, p, visit, arg);
-		page_putback(p, true);
+		page_putback(p, !cursor);
 	}
 	slab_rcu_flush(s);   /* what the visits freed goes through its grace period now */
 	return done;

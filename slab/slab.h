@@ -220,9 +220,13 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
  * after @budget units of work (SLAB_COMPACT_PAGE_COST per page, one per
  * object).  Returns the units done: fewer than @budget, no eligible page
  * is left.  Not inside a read-side section.
+ * With @cursor (start at 0), pages keep their place and age: only those of
+ * age >= *@cursor are visited, *@cursor is left past the last one, or at 0
+ * when none is left (a round over the class, in bounded calls, that does
+ * not disturb the order the other sweeps go by).
  */
 size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
-		  void (*visit)(void *arg, void *obj), void *arg);
+		  uint64_t *cursor, void (*visit)(void *arg, void *obj), void *arg);
 
 /* Every byte @s holds now (pages in classes, retained and pending, and
  * metadata): the stats' bytes, from two counters, cheap enough for every

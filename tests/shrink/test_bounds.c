@@ -1,0 +1,346 @@
+/*
+ * tests/shrink/test_bounds.c - the memory bound under adversarial
+ * workloads, garbage collection of invalidated directories, the per-client
+ * share, and no wrong answer while reclaim, promotion and compaction run
+ * under many threads.
+ *
+ * The bound: after every call, bytes_used <= limit + slack (max(1% of the
+ * limit, 1 MiB)), with the reclaim thread off (reclaim runs inline) and
+ * on.  Workloads: all unique misses through udc_resolve; all hits; one
+ * huge directory; many small ones.  Threads record failures (tfail) and
+ * the main thread asserts; seeds are printed.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "common/prng.h"
+#include "common/tcache.h"
+
+#define LIMIT ((size_t)4 << 20)
+#define SLACK ((size_t)1 << 20)
+
+static udc_cache *bd_create(const struct udc_backend *be, bool thread)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+
+	cfg.memory_limit = LIMIT;
+	cfg.root = TC_ROOT;
+	cfg.backend = be;
+	cfg.flags = thread ? 0 : UDC_CFG_NO_RECLAIM_THREAD;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c, "udc_create: errno %d", errno);
+	return c;
+}
+
+static int enoent_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
+			 struct udc_attr *out)
+{
+	(void)ctx, (void)dir, (void)name, (void)len, (void)out;
+	return -ENOENT;
+}
+
+/* Directory d's name i exists (a regular file) when i is even. */
+static int half_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
+		       struct udc_attr *out)
+{
+	unsigned i;
+
+	(void)ctx, (void)len;
+	if (sscanf(name, "h-%u", &i) != 1 || i % 2)
+		return -ENOENT;
+	*out = tc_attr(1000000 + i, UDC_TYPE_REG, dir);
+	return 0;
+}
+
+static const struct udc_backend enoent_backend = { .lookup = enoent_lookup };
+static const struct udc_backend half_backend = { .lookup = half_lookup };
+
+enum bd_shape { BD_UNIQUE, BD_HITS, BD_HUGE_DIR, BD_SMALL_DIRS };
+
+struct bd_worker {
+	udc_cache *c;
+	enum bd_shape shape;
+	unsigned id, calls;
+	struct tfail *fail;
+};
+
+static void bd_check_bound(struct bd_worker *w, unsigned call)
+{
+	struct udc_stats st = tc_stats(w->c);
+	/* Other threads may add a call's worth each between our return and
+	 * the snapshot: a page per thread and class. */
+	size_t bound = LIMIT + SLACK + (size_t)4 * 4 * 65536;
+	TCHECK(w->fail, st.bytes_used <= bound, "thread %u call %u: bytes_used %llu > %zu", w->id,
+	       call, (unsigned long long)st.bytes_used, bound);
+}
+
+static void *bd_run(void *arg)
+{
+	struct bd_worker *w = arg;
+	struct udc_call call = { .client = 0 };   /* anonymous: no client share, full pressure */
+	struct udc_attr a;
+	char nm[64];
+
+	for (unsigned i = 0; i < w->calls; i++) {
+		int len, r;
+		udc_ino dir;
+		switch (w->shape) {
+		case BD_UNIQUE:   /* every call a new name: a miss, a negative */
+			dir = 100 + i % 32;
+			len = snprintf(nm, sizeof(nm), "u-%u-%u", w->id, i);
+			r = udc_resolve(w->c, dir, nm, (size_t)len, &call, &a);
+			TCHECK(w->fail, r == -ENOENT, "unique %u: %d", i, r);
+			break;
+		case BD_HITS:   /* a small set, looked up again and again */
+			dir = 200;
+			len = snprintf(nm, sizeof(nm), "h-%u", i % 512);
+			r = udc_resolve(w->c, dir, nm, (size_t)len, &call, &a);
+			TCHECK(w->fail, (i % 512) % 2 ? r == -ENOENT : r == 0 && a.ino == 1000000 + i % 512,
+			       "hit %u: %d", i, r);
+			break;
+		case BD_HUGE_DIR:   /* one directory, unique names */
+			dir = 300;
+			len = snprintf(nm, sizeof(nm), "h-%u", w->id * 1000000 + i);
+			r = udc_resolve(w->c, dir, nm, (size_t)len, &call, &a);
+			TCHECK(w->fail, r == 0 || r == -ENOENT, "huge %u: %d", i, r);
+			break;
+		case BD_SMALL_DIRS:   /* a new directory every 8 names */
+			dir = 10000 + (w->id * w->calls + i) / 8;
+			len = snprintf(nm, sizeof(nm), "h-%u", i % 8);
+			r = udc_resolve(w->c, dir, nm, (size_t)len, &call, &a);
+			TCHECK(w->fail, r == 0 || r == -ENOENT, "small %u: %d", i, r);
+			break;
+		}
+		if (i % 16 == 0)
+			bd_check_bound(w, i);
+	}
+	return NULL;
+}
+
+static void bd_workload(enum bd_shape shape, const struct udc_backend *be, unsigned calls)
+{
+	for (int thread = 0; thread < 2; thread++) {
+		udc_cache *c = bd_create(be, thread);
+		struct tfail fail;
+		struct bd_worker w[3];
+		pthread_t th[3];
+
+		tfail_init(&fail);
+		for (unsigned t = 0; t < 3; t++) {
+			w[t] = (struct bd_worker){ .c = c, .shape = shape, .id = t, .calls = calls,
+						   .fail = &fail };
+			cr_assert_eq(pthread_create(&th[t], NULL, bd_run, &w[t]), 0);
+		}
+		for (unsigned t = 0; t < 3; t++)
+			pthread_join(th[t], NULL);
+		tfail_assert_none(&fail);
+		struct udc_stats st = tc_stats(c);
+		fprintf(stderr, "bound (shape %d, thread %d): bytes_used %llu of %zu, %llu entries, "
+				"%llu evictions, %llu declined\n",
+			(int)shape, thread, (unsigned long long)st.bytes_used, LIMIT,
+			(unsigned long long)(st.nr_positive + st.nr_negative),
+			(unsigned long long)st.evictions, (unsigned long long)st.negatives_declined);
+		udc_destroy(c);
+	}
+}
+
+Test(bounds, all_unique_misses, .timeout = 300)
+{
+	bd_workload(BD_UNIQUE, &enoent_backend, 120000);
+}
+
+Test(bounds, all_hits, .timeout = 300)
+{
+	bd_workload(BD_HITS, &half_backend, 120000);
+}
+
+Test(bounds, one_huge_directory, .timeout = 300)
+{
+	bd_workload(BD_HUGE_DIR, &half_backend, 120000);
+}
+
+Test(bounds, many_small_directories, .timeout = 300)
+{
+	bd_workload(BD_SMALL_DIRS, &half_backend, 60000);
+}
+
+static double bd_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Invalidated and removed directories' entries are swept with no memory
+ * pressure: by the calls that follow (no thread), or by the thread alone. */
+Test(bounds, garbage_of_invalidated_directories_is_swept, .timeout = 300)
+{
+	for (int thread = 0; thread < 2; thread++) {
+		udc_cache *c = tc_create(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD);
+		if (thread) {
+			udc_destroy(c);
+			struct udc_config cfg = UDC_CONFIG_INIT;
+			cfg.memory_limit = TC_MEMORY_LIMIT;
+			cfg.root = TC_ROOT;
+			c = udc_create(&cfg);
+			cr_assert_not_null(c);
+		}
+		char nm[32];
+		size_t base = tc_stats(c).bytes_used;
+		for (unsigned i = 0; i < 60000; i++) {
+			int len = snprintf(nm, sizeof(nm), "g-%u", i);
+			cr_assert_eq(udc_add_negative(c, 50 + i % 2, nm, (size_t)len, 0), 0);
+			if (i % 10 == 0)
+				cr_assert_eq(tc_add(c, 50 + i % 2, nm + 1, 70000 + i, UDC_TYPE_REG, 0), 0);
+		}
+		size_t full = tc_stats(c).bytes_used;
+		cr_assert_eq(udc_invalidate_dir(c, 50), 0);
+		cr_assert_eq(tc_rmdir(c, TC_ROOT, "d51", 51), 0);
+		if (thread)   /* idle from now on: its open pages are the thread's to sweep */
+			udc_thread_offline(c);
+		double end = bd_now() + 60;
+		uint64_t left;
+		unsigned k = 0;
+		while ((left = tc_stats(c).nr_positive + tc_stats(c).nr_negative) > 0 &&
+		       bd_now() < end) {
+			if (!thread) {   /* calls elsewhere do the sweeping */
+				int len = snprintf(nm, sizeof(nm), "tick-%u", k++ % 64);
+				cr_assert_eq(udc_add_negative(c, 60, nm, (size_t)len, 0), 0);
+				cr_assert_eq(udc_invalidate(c, 60, nm, (size_t)len), 0);
+			} else {
+				struct timespec ts = { .tv_nsec = 10 * 1000000L };
+				nanosleep(&ts, NULL);
+			}
+		}
+		udc_shrink(c, 1);   /* waits for the frees, compacts */
+		size_t after = tc_stats(c).bytes_used;
+		fprintf(stderr, "garbage (thread %d): %llu entries left; bytes_used %zu -> %zu -> %zu\n",
+			thread, (unsigned long long)left, base, full, after);
+		cr_assert_eq(left, 0, "%llu stale entries still held", (unsigned long long)left);
+		cr_assert_lt(after - base, (full - base) / 4, "the pages did not come back");
+		udc_destroy(c);
+	}
+}
+
+/* A client scanning unique names fills its share of probation and no more:
+ * the other client's negatives stay. */
+Test(bounds, a_scanning_client_keeps_to_its_share)
+{
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, (size_t)16 << 20);
+	char nm[32];
+
+	for (unsigned i = 0; i < 20000; i++) {
+		int len = snprintf(nm, sizeof(nm), "keep-%u", i);
+		cr_assert_eq(udc_add_negative(c, 10, nm, (size_t)len, 7), 0);
+	}
+	for (unsigned i = 0; i < 400000; i++) {
+		int len = snprintf(nm, sizeof(nm), "scan-%u", i);
+		cr_assert_eq(udc_add_negative(c, 20 + i % 16, nm, (size_t)len, 9), 0);
+	}
+	struct udc_stats st = tc_stats(c);
+	unsigned kept = 0;
+	for (unsigned i = 0; i < 20000; i++) {
+		int len = snprintf(nm, sizeof(nm), "keep-%u", i);
+		kept += udc_lookup(c, 10, nm, (size_t)len, NULL) == UDC_NEGATIVE;
+	}
+	fprintf(stderr, "client share: %u of 20000 kept, %llu declined, %llu evictions\n", kept,
+		(unsigned long long)st.negatives_declined, (unsigned long long)st.evictions);
+	cr_assert_gt(st.negatives_declined, 0, "the scanner was never declined");
+	cr_assert_eq(kept, 20000, "the scanner pushed out %u of the other client's", 20000 - kept);
+	udc_destroy(c);
+}
+
+/*
+ * Many threads, a small limit: every answer is one the thread's own model
+ * allows (a positive with the attr last added, a negative where the name
+ * is known absent, or a miss), while the sweeper evicts, promotes and
+ * compacts under them.
+ */
+#define RW_THREADS 4
+#define RW_NAMES 20000
+
+struct rw_worker {
+	udc_cache *c;
+	unsigned id;
+	uint64_t seed;
+	struct tfail *fail;
+	uint8_t state[RW_NAMES];     /* 0 unknown, 1 positive, 2 negative */
+	uint32_t version[RW_NAMES];
+};
+
+static void *rw_run(void *arg)
+{
+	struct rw_worker *w = arg;
+	struct prng p;
+	char nm[32];
+	udc_ino dir = 500 + w->id;
+
+	prng_init(&p, w->seed);
+	for (unsigned k = 0; k < 300000; k++) {
+		unsigned i = (unsigned)prng_below(&p, RW_NAMES);
+		int len = snprintf(nm, sizeof(nm), "rw-%u", i);
+		unsigned op = (unsigned)prng_below(&p, 10);
+		if (op == 0) {
+			w->version[i]++;
+			struct udc_attr a = tc_attr(1 + i, UDC_TYPE_REG, w->version[i]);
+			TCHECK(w->fail, udc_add(w->c, dir, nm, (size_t)len, &a) == 0, "add");
+			w->state[i] = 1;
+		} else if (op == 1) {
+			TCHECK(w->fail, udc_add_negative(w->c, dir, nm, (size_t)len, w->id + 1) == 0,
+			       "add_negative");
+			w->state[i] = 2;
+		} else if (op == 2) {
+			TCHECK(w->fail, udc_invalidate(w->c, dir, nm, (size_t)len) == 0, "invalidate");
+			w->state[i] = 0;
+		} else {
+			struct udc_attr a;
+			int r = udc_lookup(w->c, dir, nm, (size_t)len, &a);
+			if (r == UDC_POSITIVE)
+				TCHECK(w->fail, w->state[i] == 1 && a.ino == 1 + i &&
+							a.cookie == w->version[i],
+				       "thread %u name %u: positive (cookie %llu) but state %u v%u", w->id,
+				       i, (unsigned long long)a.cookie, w->state[i], w->version[i]);
+			else if (r == UDC_NEGATIVE)
+				TCHECK(w->fail, w->state[i] == 2, "thread %u name %u: negative, state %u",
+				       w->id, i, w->state[i]);
+			else
+				TCHECK(w->fail, r == UDC_MISS, "lookup: %d", r);
+		}
+	}
+	return NULL;
+}
+
+Test(bounds, no_wrong_answer_while_reclaim_runs, .timeout = 300)
+{
+	uint64_t seed = test_seed("bounds/no_wrong_answer_while_reclaim_runs");
+	udc_cache *c = bd_create(NULL, true);
+	static struct rw_worker w[RW_THREADS];
+	pthread_t th[RW_THREADS];
+	struct tfail fail;
+
+	/* 1 MiB: the names do not fit, so the sweeper never rests. */
+	cr_assert_eq(udc_set_memory_limit(c, (size_t)1 << 20), 0);
+	tfail_init(&fail);
+	for (unsigned t = 0; t < RW_THREADS; t++) {
+		memset(&w[t], 0, sizeof(w[t]));
+		w[t].c = c;
+		w[t].id = t;
+		w[t].seed = seed + t;
+		w[t].fail = &fail;
+		cr_assert_eq(pthread_create(&th[t], NULL, rw_run, &w[t]), 0);
+	}
+	for (unsigned t = 0; t < RW_THREADS; t++)
+		pthread_join(th[t], NULL);
+	tfail_assert_none(&fail);
+	struct udc_stats st = tc_stats(c);
+	fprintf(stderr, "reclaim race: %llu evictions, %llu promoted, %llu moved, %llu refaults\n",
+		(unsigned long long)st.evictions, (unsigned long long)st.entries_promoted,
+		(unsigned long long)st.entries_moved, (unsigned long long)st.refaults);
+	cr_assert_gt(st.evictions, 0);
+	cr_assert_gt(st.entries_promoted, 0);
+	udc_destroy(c);
+}
