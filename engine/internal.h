@@ -230,6 +230,7 @@ struct udc_cache {
 	pthread_cond_t thread_cond;       /* wakes the thread: a stop or a kick */
 	bool thread_stop;
 	bool thread_running;              /* set at create, cleared at destroy */
+	atomic_bool thread_kicked;        /* a client asked for a pass since the last wake-up */
 	pthread_t thread;
 
 	struct stripe stripes[NR_STRIPES];
@@ -370,6 +371,7 @@ void reclaim_inline(struct udc_cache *c);   /* shrink/reclaim.c */
 void reclaim_release(struct udc_cache *c);  /* at destroy */
 int reclaim_thread_start(struct udc_cache *c);  /* at create: 0 or -errno */
 void reclaim_thread_stop(struct udc_cache *c);  /* at destroy, before anything is freed */
+void reclaim_thread_kick(struct udc_cache *c);  /* wake it for a pass (cheap when awake) */
 
 /* A copy of an entry's key, taken while the entry may be freed under us. */
 struct entry_key {

@@ -41,6 +41,7 @@
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
+#define RECLAIM_INLINE_BYTES ((size_t)32 << 10)    /* a call's eviction below the throttle (a page) */
 
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
 {
@@ -142,29 +143,37 @@ void reclaim_inline(struct udc_cache *c)
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t used = cache_bytes_used(c);
+	size_t low = limit > slack / 2 ? limit - slack / 2 : 0;
 
-	if (used <= limit)
-		return;
 	/*
-	 * Over the limit: evict.  A caller that finds another pass running
-	 * goes on (that pass works for it) unless the overshoot nears the
-	 * slack; then it waits its turn: the clients that outrun reclaim are
-	 * the ones throttled.
-	 */
-	if (pthread_mutex_trylock(&c->shrink_lock)) {
-		if (used <= limit + slack / 2)
-			return;
-		pthread_mutex_lock(&c->shrink_lock);
-		used = cache_bytes_used(c);
-	}
-	/*
-	 * Evict, aiming a quarter slack below the limit (not to reclaim on
-	 * every call).  Evicted entries are held until their grace period
-	 * ends and pages come back only when empty, so while that keeps us
-	 * past half the slack, wait for the frees and evict again: a few
-	 * rounds at most, so that bytes_used is within the bound when the
+	 * Three zones.  Past the low watermark (half a slack under the limit)
+	 * the thread is woken and evicts ahead of the clients; without the
+	 * thread the calls each evict a batch (a page) instead, so that the
+	 * frees, which land a grace period later, land before the limit.
+	 * Past the limit, a call with the thread evicts a batch too (it is
+	 * falling behind).  Past half the slack over the limit, the caller
+	 * waits its turn and the frees: the clients that outrun reclaim are
+	 * the ones throttled, and bytes_used is within the bound when each
 	 * call returns.
 	 */
+	if (used <= low)
+		return;
+	if (c->thread_running) {
+		reclaim_thread_kick(c);
+		if (used <= limit)
+			return;
+	}
+	if (used <= limit + slack / 2) {
+		if (pthread_mutex_trylock(&c->shrink_lock))
+			return;   /* a pass is running: it works for us */
+		size_t due = used_due(c, used);
+		if (due > low - slack / 2)
+			evicted_now(c, sweep_reclaim(c, RECLAIM_INLINE_BYTES));
+		pthread_mutex_unlock(&c->shrink_lock);
+		return;
+	}
+	pthread_mutex_lock(&c->shrink_lock);
+	used = cache_bytes_used(c);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		size_t due = used_due(c, used);
 		if (due > limit)
@@ -223,8 +232,13 @@ static bool reclaim_background(struct udc_cache *c)
 		pthread_mutex_lock(&c->shrink_lock);
 		size_t due = used_due(c, used);
 		if (due <= low + slack / 2) {
-			/* What is in flight is enough: let it land. */
-			frees_wait(c);
+			/* What is in flight is enough: let it land (not
+			 * holding shrink_lock: the clients' batches go on). */
+			pthread_mutex_unlock(&c->shrink_lock);
+			entry_frees_wait(c);
+			pthread_mutex_lock(&c->shrink_lock);
+			c->evict_inflight = 0;
+			c->evict_seen_used = cache_bytes_used(c);
 			pthread_mutex_unlock(&c->shrink_lock);
 			batches--;
 			continue;
@@ -256,6 +270,17 @@ static bool reclaim_background(struct udc_cache *c)
 	return more;
 }
 
+void reclaim_thread_kick(struct udc_cache *c)
+{
+	/* relaxed: a lost kick costs one period's wait, never an answer */
+	if (atomic_load_explicit(&c->thread_kicked, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&c->thread_kicked, true, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&c->thread_lock);
+	pthread_cond_signal(&c->thread_cond);
+	pthread_mutex_unlock(&c->thread_lock);
+}
+
 static void *reclaim_thread_main(void *arg)
 {
 	struct udc_cache *c = arg;
@@ -264,9 +289,11 @@ static void *reclaim_thread_main(void *arg)
 	pthread_mutex_lock(&c->thread_lock);
 	while (!c->thread_stop) {
 		pthread_mutex_unlock(&c->thread_lock);
+		/* relaxed: kicks after this wake us again (see reclaim_thread_kick) */
+		atomic_store_explicit(&c->thread_kicked, false, memory_order_relaxed);
 		bool more = reclaim_background(c);
 		pthread_mutex_lock(&c->thread_lock);
-		if (more || c->thread_stop)
+		if (more || c->thread_stop || atomic_load_explicit(&c->thread_kicked, memory_order_relaxed))
 			continue;
 		struct timespec t;
 		clock_gettime(CLOCK_MONOTONIC, &t);

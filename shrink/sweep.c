@@ -181,23 +181,23 @@ struct sweep_pass {
 };
 
 /*
- * Evict @e (its key in @key) if it is still the entry published for it:
- * true if it went.  A ghost is left if @ghost.
+ * Evict @e (its key in @key) if it is still published: true if it went.
+ * A ghost is left if @ghost.  Under the name's stripe, published says
+ * whether the entry is in the table (every publish, replace and delete
+ * holds the stripe), so no lookup is needed to find it.
  */
 static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct entry_key *key,
 			bool ghost)
 {
 	struct udc_cache *c = sp->c;
-	const struct name_key k = { .dir = key->dir, .name = key->name, .len = key->len };
 	struct stripe *s = stripe_of(c, key->hash);
-	struct cds_lfht_iter it;
 	bool gone = false;
 	size_t slot = entry_slot_size(c, e);
 
 	pthread_mutex_lock(&s->lock);
 	rcu_read_lock();
-	cds_lfht_lookup(c->names, key->hash, name_match, &k, &it);
-	if (cds_lfht_iter_get_node(&it) == &e->node) {
+	/* relaxed: written under this stripe lock, which we hold */
+	if (atomic_load_explicit(&e->published, memory_order_relaxed)) {
 		if (e->kind == ENT_POSITIVE)   /* seq_cst: see Ordering */
 			atomic_fetch_and(&e->dir->flags, ~(uint32_t)DIR_COMPLETE);
 		gone = cds_lfht_del(c->names, &e->node) == 0;
@@ -266,7 +266,8 @@ static void visit_main(void *arg, void *obj)
 	struct udc_entry *e = obj;
 	struct entry_key key;
 
-	if (!entry_key_copy(sp->c, e, &key))
+	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
+	if (!atomic_load_explicit(&e->published, memory_order_acquire))
 		return;
 	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
 	if (h && !entry_stale(e)) {
@@ -274,7 +275,8 @@ static void visit_main(void *arg, void *obj)
 		atomic_store_explicit(&e->hits, h - 1, memory_order_relaxed);
 		return;
 	}
-	evict_entry(sp, e, &key, false);
+	if (entry_key_copy(sp->c, e, &key))
+		evict_entry(sp, e, &key, false);
 }
 
 /* Sweep queue @main of @kind: at most @budget units, pages stamped at
@@ -432,7 +434,9 @@ static void visit_stale(void *arg, void *obj)
 	struct udc_entry *e = obj;
 	struct entry_key key;
 
-	if (!entry_stale(e) || !entry_key_copy(sp->c, e, &key))
+	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
+	if (!atomic_load_explicit(&e->published, memory_order_acquire) || !entry_stale(e) ||
+	    !entry_key_copy(sp->c, e, &key))
 		return;
 	evict_entry(sp, e, &key, false);
 }
