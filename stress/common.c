@@ -276,22 +276,26 @@ void rep_end(struct report *r)
  * Every field of struct udc_stats, declared once: X(field, meaning).
  * The report and the JSON keys are generated from this list.
  */
-#define STRESS_UDC_STATS(X)                                                  \
-	X(lookups, "udc_lookup calls + name lookups inside resolve/walk")    \
-	X(hits_positive, "lookups answered positive")                        \
-	X(hits_negative, "lookups answered negative")                        \
-	X(misses, "lookups the cache knew nothing about")                    \
-	X(backend_calls, "backend lookups made")                             \
-	X(nr_positive, "positive entries held now")                          \
-	X(nr_negative, "negative entries held now")                          \
-	X(evictions, "entries reclaimed, every reason")                      \
-	X(bytes_used, "bytes the cache holds now, all overhead included")    \
-	X(bytes_limit, "the memory limit")                                   \
-	X(membarrier, "1: RCU readers use sys_membarrier; 0: slow fallback") \
-	X(nr_dirs, "directory objects held now")                             \
-	X(stale_answers, "backend answers returned but not cached")          \
-	X(walk_retries, "walks redone after a rename or rmdir")              \
-	X(entries_moved, "entries moved between slab pages by compaction")
+#define STRESS_UDC_STATS(X)                                                   \
+	X(lookups, "udc_lookup calls + name lookups inside resolve/walk")     \
+	X(hits_positive, "lookups answered positive")                         \
+	X(hits_negative, "lookups answered negative")                         \
+	X(misses, "lookups the cache knew nothing about")                     \
+	X(backend_calls, "backend lookups made")                              \
+	X(nr_positive, "positive entries held now")                           \
+	X(nr_negative, "negative entries held now")                           \
+	X(evictions, "entries reclaimed, every reason")                       \
+	X(bytes_used, "bytes the cache holds now, all overhead included")     \
+	X(bytes_limit, "the memory limit")                                    \
+	X(membarrier, "1: RCU readers use sys_membarrier; 0: slow fallback")  \
+	X(nr_dirs, "directory objects held now")                              \
+	X(stale_answers, "backend answers returned but not cached")           \
+	X(walk_retries, "walks redone after a rename or rmdir")               \
+	X(entries_moved, "entries moved between slab pages by compaction")    \
+	X(entries_promoted, "moved from probation to main: hit before swept") \
+	X(refaults, "names re-created while their eviction's ghost was kept") \
+	X(negatives_aged, "negatives evicted by negative_max_age_ms")         \
+	X(negatives_declined, "negatives not kept: directory bound, client share")
 
 void rep_udc_stats(struct report *r, const struct udc_stats *st)
 {
