@@ -5,7 +5,7 @@
  * Owns nothing at run time: the declarations shared by udc-stress.c (the
  * program: options, workload table, the hit/hash/alloc/frag workloads),
  * common.c (messages, time, the report, memory readings) and policy.c (the
- * reclaim-policy workloads trickle, hotset and invalidate).  The PRNG is
+ * reclaim-policy workloads trickle, hotset, invalidate and buildtrace).  The PRNG is
  * here, inline, because the workers call it in their timed loops.
  *
  * Locking: none; nothing here is shared between threads except through the
@@ -46,15 +46,24 @@ struct options {
 	uint64_t seed;
 	size_t memory; /* --memory or --limit */
 	unsigned name_len;
-	size_t object_size;  /* alloc */
-	double remove_ratio; /* frag */
-	uint64_t count;	     /* trickle: total misses, 0 = none (run for --seconds) */
-	uint64_t hot;	     /* hotset: names in the hot set */
-	unsigned period_ms;  /* hotset: the periodic job's period */
+	size_t object_size;    /* alloc */
+	double remove_ratio;   /* frag */
+	uint64_t count;	       /* trickle: total misses, 0 = none (run for --seconds) */
+	uint64_t hot;	       /* hotset: names in the hot set */
+	unsigned period_ms;    /* hotset: the periodic job's period */
+	uint64_t scan_dirs;    /* hotset: directories the scanners' names are spread over */
+	uint32_t scan_client;  /* hotset: the scanners' client id, 0 = anonymous */
+	uint64_t positives;    /* invalidate: positives added before the negatives */
+	uint64_t headers;      /* buildtrace: the universe of headers */
+	uint64_t includes;     /* buildtrace: headers included per unit */
+	uint64_t unique;       /* buildtrace: names looked up once per unit */
+	uint64_t scratch_dirs; /* buildtrace: directories the unique names go round-robin to */
+	uint64_t units;	       /* buildtrace: translation units */
 	bool no_reclaim_thread;
 	bool json;
 	/* Given on the command line (frag and the policy workloads have defaults of their own). */
 	bool names_set, dirs_set, name_len_set, memory_set, seconds_set, count_set;
+	bool positives_set;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -174,9 +183,19 @@ uint64_t cache_bytes(udc_cache *c);
 #define HOTSET_CLIENT_JOB 1	/* struct udc_call.client of the periodic job, */
 #define HOTSET_CLIENT_SCAN 2	/* and of the scanners */
 #define INVAL_GONE_PCT 10	/* gone: back to before the fill + 10% of its growth */
+#define HOTSET_SCAN_DIRS 64	/* the scanners' unique names are spread over these */
+#define BUILD_DIRS 8		/* buildtrace: the include search path */
+#define BUILD_HEADERS 5000
+#define BUILD_INCLUDES 60 /* headers per unit, Zipf(1.0) over the universe */
+#define BUILD_UNIQUE 200  /* names per unit looked up once (scratch directory) */
+#define BUILD_UNITS 20000
+#define BUILD_LIMIT ((size_t)4 << 20)
+#define BUILD_UNBOUNDED ((size_t)16 << 30) /* the reference cache's limit */
+#define BUILD_SAMPLE_UNITS 100		   /* nr_negative is sampled every 100 units */
 
 int run_trickle(const struct options *opt);
 int run_hotset(const struct options *opt);
 int run_invalidate(const struct options *opt);
+int run_buildtrace(const struct options *opt);
 
 #endif /* UDC_STRESS_H */

@@ -134,6 +134,7 @@
 #define MAX_THREADS 1024
 #define MAX_NAMES (UINT64_C(1) << 26)
 #define MAX_SECONDS 86400.0
+#define MAX_SCAN_DIRS 65536
 #define HASH_RING 4096	      /* names the hash workload cycles through (stay in L1/L2) */
 #define ALLOC_WINDOW 1024     /* live objects per alloc thread (FIFO); power of 2 */
 #define ALLOC_SLAB_RETAINED 2 /* alloc's slab keeps 2 empty pages, as the engine's do */
@@ -171,6 +172,13 @@ static const struct options default_options = {
 	.count = TRICKLE_COUNT,
 	.hot = HOTSET_HOT,
 	.period_ms = HOTSET_PERIOD_MS,
+	.scan_dirs = HOTSET_SCAN_DIRS,
+	.scan_client = HOTSET_CLIENT_SCAN,
+	.headers = BUILD_HEADERS,
+	.includes = BUILD_INCLUDES,
+	.unique = BUILD_UNIQUE,
+	.units = BUILD_UNITS,
+	.scratch_dirs = 1,
 	.no_reclaim_thread = false,
 	.json = false,
 };
@@ -1441,6 +1449,8 @@ static const struct workload workloads[] = {
 	  run_hotset },
 	{ "invalidate", "time udc_invalidate_dir/udc_rmdir of a full directory, then its garbage",
 	  run_invalidate },
+	{ "buildtrace", "a build's include searches: negative hits kept vs an unbounded cache",
+	  run_buildtrace },
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -1470,13 +1480,14 @@ static void usage(FILE *f)
 		"                          to insert, 1..%" PRIu64 "\n"
 		"                          (default %" PRIu64 "; frag %d; invalidate %d)\n"
 		"  -d, --dirs N            hit, frag: directories the names are spread over,\n"
-		"                          1..--names (default %" PRIu64 "; frag %d)\n"
+		"                          1..--names (default %" PRIu64 "; frag %d);\n"
+		"                          buildtrace: the include search path (default %d)\n"
 		"  -r, --negative-ratio F  hit: share of the names preloaded as negatives\n"
 		"                          (udc_add_negative), 0..1 (default %g)\n"
 		"  -m, --memory, --limit SIZE\n"
 		"                          the cache's memory limit in bytes, suffix K, M, G or\n"
 		"                          T for powers of 1024 (default 1G; frag 4G; trickle\n"
-		"                          16M; hotset 8M; invalidate 2G)\n"
+		"                          16M; hotset 8M; invalidate 2G; buildtrace 4M)\n"
 		"      --no-reclaim-thread hit: create the cache with UDC_CFG_NO_RECLAIM_THREAD\n"
 		"                          (this version has no reclaim thread yet: reclaim\n"
 		"                          runs inline in mutating calls either way)\n"
@@ -1490,6 +1501,23 @@ static void usage(FILE *f)
 		"                          (default %" PRIu64 ")\n"
 		"      --hot N             hotset: names in the hot set (default %" PRIu64 ")\n"
 		"      --period MS         hotset: the periodic job's period in ms (default %u)\n"
+		"      --scan-dirs N       hotset: directories the scanners' unique names are\n"
+		"                          spread over (default %" PRIu64 ")\n"
+		"      --scan-client ID    hotset: the scanners' client id, 0 = anonymous (no\n"
+		"                          per-client share) (default %" PRIu32 ")\n"
+		"      --positives N       invalidate: positives (regular files) added to the\n"
+		"                          directory before the negatives (default --names / 8,\n"
+		"                          rounded up, so its bound admits every negative)\n"
+		"      --headers N         buildtrace: headers in the universe (default %" PRIu64
+		")\n"
+		"      --includes N        buildtrace: distinct headers included per unit\n"
+		"                          (default %" PRIu64 ")\n"
+		"      --unique N          buildtrace: names per unit looked up once in a\n"
+		"                          scratch directory (default %" PRIu64 ")\n"
+		"      --units N           buildtrace: translation units (default %" PRIu64 ")\n"
+		"      --scratch-dirs N    buildtrace: directories the unique names go to, in\n"
+		"                          turn (default %" PRIu64 "; each holds at most 65536\n"
+		"                          negatives, in either cache)\n"
 		"  -S, --seed N            seeds the per-thread PRNGs, the choice of negative\n"
 		"                          names, frag's removals and the hash workload's key\n"
 		"                          (default 0x%" PRIx64 ")\n"
@@ -1531,12 +1559,21 @@ static void usage(FILE *f)
 		"before the fill plus %d%% of the fill's growth (or --seconds pass).  Fails if\n"
 		"a dropped name is still answered.\n"
 		"\n"
+		"buildtrace: one thread.  --headers headers, each in one directory of a\n"
+		"--dirs search path; each of --units units includes --includes of them\n"
+		"(Zipf 1.0) by resolving the name in each directory in order until found,\n"
+		"then resolves --unique names once each; the same sequence runs in a cache\n"
+		"of --limit bytes and in one of 16G.  Reports negative hits, negatives held\n"
+		"and backend calls of each and their ratios.  Fails on a wrong answer (a\n"
+		"header positive outside its directory or negative in it).\n"
+		"\n"
 		"Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
 		MAX_THREADS, d->threads, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
-		FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, d->negative_ratio, UDC_NAME_MAX,
-		d->name_len, FRAG_NAME_LEN, d->object_size, d->remove_ratio, d->count, d->hot,
-		d->period_ms, (uint64_t)DEFAULT_SEED, ALLOC_WINDOW, HOTSET_CLIENT_JOB,
-		HOTSET_CLIENT_SCAN, HOTSET_WARMUP_PERIODS, INVAL_GONE_PCT);
+		FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, BUILD_DIRS, d->negative_ratio,
+		UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN, d->object_size, d->remove_ratio, d->count,
+		d->hot, d->period_ms, d->scan_dirs, d->scan_client, d->headers, d->includes,
+		d->unique, d->units, d->scratch_dirs, (uint64_t)DEFAULT_SEED, ALLOC_WINDOW,
+		HOTSET_CLIENT_JOB, HOTSET_CLIENT_SCAN, HOTSET_WARMUP_PERIODS, INVAL_GONE_PCT);
 }
 
 enum {
@@ -1546,6 +1583,14 @@ enum {
 	OPT_COUNT,
 	OPT_HOT,
 	OPT_PERIOD,
+	OPT_SCAN_DIRS,
+	OPT_SCAN_CLIENT,
+	OPT_POSITIVES,
+	OPT_HEADERS,
+	OPT_INCLUDES,
+	OPT_UNIQUE,
+	OPT_UNITS,
+	OPT_SCRATCH_DIRS,
 };
 
 static void parse_options(int argc, char **argv, struct options *opt)
@@ -1566,6 +1611,14 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "hot", required_argument, NULL, OPT_HOT },
 		{ "period", required_argument, NULL, OPT_PERIOD },
+		{ "scan-dirs", required_argument, NULL, OPT_SCAN_DIRS },
+		{ "scan-client", required_argument, NULL, OPT_SCAN_CLIENT },
+		{ "positives", required_argument, NULL, OPT_POSITIVES },
+		{ "headers", required_argument, NULL, OPT_HEADERS },
+		{ "includes", required_argument, NULL, OPT_INCLUDES },
+		{ "unique", required_argument, NULL, OPT_UNIQUE },
+		{ "units", required_argument, NULL, OPT_UNITS },
+		{ "scratch-dirs", required_argument, NULL, OPT_SCRATCH_DIRS },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1626,6 +1679,32 @@ static void parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case OPT_PERIOD:
 			opt->period_ms = (unsigned)parse_u64("--period", optarg, 1, 3600000);
+			break;
+		case OPT_SCAN_DIRS:
+			opt->scan_dirs = parse_u64("--scan-dirs", optarg, 1, MAX_SCAN_DIRS);
+			break;
+		case OPT_SCAN_CLIENT:
+			opt->scan_client =
+				(uint32_t)parse_u64("--scan-client", optarg, 0, UINT32_MAX);
+			break;
+		case OPT_POSITIVES:
+			opt->positives = parse_u64("--positives", optarg, 0, MAX_NAMES);
+			opt->positives_set = true;
+			break;
+		case OPT_HEADERS:
+			opt->headers = parse_u64("--headers", optarg, 1, MAX_NAMES);
+			break;
+		case OPT_INCLUDES:
+			opt->includes = parse_u64("--includes", optarg, 1, MAX_NAMES);
+			break;
+		case OPT_UNIQUE:
+			opt->unique = parse_u64("--unique", optarg, 0, MAX_NAMES);
+			break;
+		case OPT_SCRATCH_DIRS:
+			opt->scratch_dirs = parse_u64("--scratch-dirs", optarg, 1, MAX_SCAN_DIRS);
+			break;
+		case OPT_UNITS:
+			opt->units = parse_u64("--units", optarg, 1, MAX_NAMES);
 			break;
 		case 'S':
 			opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);
