@@ -41,7 +41,7 @@
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
-#define RECLAIM_INLINE_BYTES ((size_t)32 << 10)    /* a call's eviction below the throttle (a page) */
+#define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
 {
@@ -167,7 +167,7 @@ void reclaim_inline(struct udc_cache *c)
 		if (pthread_mutex_trylock(&c->shrink_lock))
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(c, used);
-		if (due > low - slack / 2)
+		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
 			evicted_now(c, sweep_reclaim(c, RECLAIM_INLINE_BYTES));
 		pthread_mutex_unlock(&c->shrink_lock);
 		return;

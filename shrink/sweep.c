@@ -387,7 +387,11 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 			i++;
 		if (i == nq)
 			break;   /* nothing to sweep now: the frees will land */
-		if (sweep_queue(&sp, kind[i], main[i], SWEEP_BATCH, UINT64_MAX) == 0)
+		/* No more work than the bytes still wanted (a unit is at most
+		 * one eviction of the smallest slot): small requests stay small. */
+		size_t units = (bytes - sp.evicted) / 64 + SLAB_COMPACT_PAGE_COST;
+		if (sweep_queue(&sp, kind[i], main[i], units < SWEEP_BATCH ? units : SWEEP_BATCH,
+				UINT64_MAX) == 0)
 			empty[kind[i]][main[i]] = true;
 	}
 	entry_free_flush(c);

@@ -277,6 +277,8 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 	uint64_t end = atomic_load_explicit(&s->age_next, memory_order_relaxed);
 	size_t done = 0;
 
+	uint64_t visit_bits[SLAB_MAX_SLOTS / 64];
+
 	udc_assert(cls < s->nr_classes);
 	while (done < budget) {
 		struct slab_page *p = isolate_oldest(&s->cls[cls], cursor ? *cursor : 0, end, stamp_max);
@@ -285,10 +287,20 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 				*cursor = 0;   /* the round is over */
 			break;
 		}
+		done += SLAB_COMPACT_PAGE_COST;
+		uint32_t bump = page_snapshot(p, visit_bits), i;
+		for (i = 0; i < bump && done < budget; i++) {
+			if (visit_bits[i / 64] & (1ull << (i % 64))) {
+				visit(arg, slab_page_slot(p, i));
+				done++;
+			}
+		}
+		/* A page left half-visited keeps its place: the next call
+		 * begins with it again (its visited objects are quick). */
+		bool whole = i == bump;
 		if (cursor)
-			*cursor = p->age + 1;
-		done += SLAB_COMPACT_PAGE_COST + slab_page_for_each(s, p, visit, arg);
-		page_putback(p, !cursor);
+			*cursor = whole ? p->age + 1 : p->age;
+		page_putback(p, whole && !cursor);
 	}
 	slab_rcu_flush(s);   /* what the visits freed goes through its grace period now */
 	return done;

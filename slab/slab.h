@@ -218,7 +218,8 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
  * free, relocate or leave it), then put the page back as the newest of
  * its class with a fresh stamp (or give it back if it emptied).  Stops
  * after @budget units of work (SLAB_COMPACT_PAGE_COST per page, one per
- * object).  Returns the units done: fewer than @budget, no eligible page
+ * object), in the middle of a page if need be: that page keeps its place
+ * and is the first of the next call.  Returns the units done: fewer than @budget, no eligible page
  * is left.  Not inside a read-side section.
  * With @cursor (start at 0), pages keep their place and age: only those of
  * age >= *@cursor are visited, *@cursor is left past the last one, or at 0

@@ -130,11 +130,12 @@ Test(policy, a_refault_goes_to_main)
 	fprintf(stderr, "refault: %llu refaults of %u, %u kept after the stream\n",
 		(unsigned long long)refaults, n, kept);
 	/* Ghosts are fingerprints in a table of about one slot per entry the
-	 * cache holds: the evictions after the g names' (reclaim runs up to
-	 * a slack ahead, and the re-adds evict too) overwrite a share of them,
-	 * measured about a quarter here. */
-	cr_assert_geq(refaults, n * 6 / 10, "refaults %llu of %u", (unsigned long long)refaults, n);
-	cr_assert_geq(kept, n * 6 / 10, "refaulted names kept: %u of %u", kept, n);
+	 * cache holds: the evictions after the g names' (reclaim runs ahead
+	 * of the limit, and the re-adds evict too) overwrite a share of them,
+	 * measured 25-45% here.  The names that did refault must all stay. */
+	cr_assert_geq(refaults, n * 4 / 10, "refaults %llu of %u", (unsigned long long)refaults, n);
+	cr_assert_geq(kept, refaults * 95 / 100, "refaulted names kept: %u of %llu", kept,
+		      (unsigned long long)refaults);
 	udc_destroy(c);
 }
 
