@@ -289,7 +289,7 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		}
 		done += SLAB_COMPACT_PAGE_COST;
 		uint32_t bump = page_snapshot(p, visit_bits), i;
-		for (i = 0; i < bump && done < budget; i++) {
+		for (i = p->resume; i < bump && done < budget; i++) {
 			if (visit_bits[i / 64] & (1ull << (i % 64))) {
 				visit(arg, slab_page_slot(p, i));
 				done++;
@@ -297,7 +297,8 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		}
 		/* A page left half-visited keeps its place: the next call
 		 * begins with it again (its visited objects are quick). */
-		bool whole = i == bump;
+		bool whole = i >= bump;
+		p->resume = whole ? 0 : i;   /* the page is ours while isolated */
 		if (cursor)
 			*cursor = whole ? p->age + 1 : p->age;
 		page_putback(p, whole && !cursor);
