@@ -381,7 +381,9 @@ struct udc_stats {
 	                                * eviction was remembered (they go to main) */
 	uint64_t negatives_aged;       /* negatives evicted by negative_max_age_ms */
 	uint64_t negatives_declined;   /* negatives not kept: past their directory's
-	                                * bound, max(8 x its positives, 65536) */
+	                                * bound, max(8 x its positives, 65536), or
+	                                * their client's share of probation (half
+	                                * of limit / 64; client 0 has none) */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

@@ -14,10 +14,11 @@
  *
  * A client (struct udc_call.client, udc_add_negative's client; folded to
  * one of 63 tags, kept in the negative's spare type bits) may have at most
- * CLIENT_SHARE percent of the negatives' room in probation (limit / 64 x
- * the negatives' share), at least CLIENT_FLOOR: past that its new
- * negatives are declined, so a client scanning unique names takes no room
- * from the others.  Client 0 (anonymous) has no share.
+ * CLIENT_SHARE percent of the cache's room in probation (limit / 64
+ * negatives), at least CLIENT_FLOOR: past that its new negatives are
+ * declined, so a client scanning unique names cannot push the others out
+ * (a hot set of another client is a small share of the room, and leaves
+ * probation when it is promoted).  Client 0 (anonymous) has no share.
  *
  * neg_now packs (generation << 32) | count, so a generation bump
  * (udc_invalidate_dir, udc_rmdir) restarts the count at zero without
@@ -36,7 +37,7 @@
 
 #define ADMIT_NEG_PER_POS 8
 #define ADMIT_NEG_FLOOR 65536
-#define CLIENT_SHARE 50          /* % of the negatives' room one client's probation may take */
+#define CLIENT_SHARE 50          /* % of the cache's room one client's probation may take */
 #define CLIENT_FLOOR 4096        /* probationary negatives any client may have */
 #define NEG_BYTES 64             /* the smallest negative slot: the room in entries */
 
@@ -82,8 +83,7 @@ bool admit_client(struct udc_cache *c, uint8_t tag)
 	if (!tag)
 		return true;   /* anonymous: no share */
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
-	unsigned share = atomic_load_explicit(&c->neg_share, memory_order_relaxed);
-	uint64_t room = (uint64_t)(limit / NEG_BYTES) * share / 100 * CLIENT_SHARE / 100;
+	uint64_t room = (uint64_t)(limit / NEG_BYTES) * CLIENT_SHARE / 100;
 	int64_t n = atomic_load_explicit(&c->client_probation[tag], memory_order_relaxed);
 
 	return n < (int64_t)(room > CLIENT_FLOOR ? room : CLIENT_FLOOR);
