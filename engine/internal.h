@@ -408,7 +408,7 @@ static inline unsigned entry_main_class(unsigned cls)
 }
 int sweep_create(struct udc_cache *c);    /* the ghost table: 0 or -ENOMEM */
 void sweep_destroy(struct udc_cache *c);
-/* The limit becomes @limit: a ghost table sized for it (shrink_lock held,
+/* The limit becomes @limit: the ghost table shrinks to it (shrink_lock held,
  * outside rcu_read_lock).  0, or -ENOMEM and nothing changed. */
 int sweep_limit_changed(struct udc_cache *c, size_t limit);
 /* A fresh entry of @hash: does it go to main (its ghost was remembered: a

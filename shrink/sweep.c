@@ -27,10 +27,11 @@
  * positives.  neg_share adapts every ADAPT_MS within [NEG_SHARE_MIN,
  * NEG_SHARE_MAX] to which kind earns more hits and refaults per byte.
  *
- * Ghosts: a table of 16-bit fingerprints indexed by the name hash, one
- * slot per 64 bytes of the memory limit (about one per entry the cache
- * can hold, so it remembers about one turnover of evictions; 3% of the
- * limit; made anew, empty, when the limit changes).  A false refault (a
+ * Ghosts: a table of 16-bit fingerprints indexed by the name hash, about
+ * one slot per entry the cache holds when evictions run (so it remembers
+ * about one turnover of evictions), at most one per 64 bytes of the limit
+ * (3% of it); small until the first eviction, grown by the sweeper and
+ * made smaller when the limit falls.  A false refault (a
  * new name matching a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot holds its fingerprint takes it
  * (refault) and goes straight to main.
  *
@@ -41,7 +42,7 @@
  * The ghost slots take no lock: relaxed 16-bit loads and stores (a ghost
  * lost or overwritten by a race is a missed refault, nothing worse); the
  * table is read under rcu_read_lock and a replaced one freed after a
- * grace period (sweep_limit_changed, with shrink_lock held).
+ * grace period (ghost_resize, with shrink_lock held, call_rcu).
  *
  * Ordering: hits is relaxed everywhere (a heuristic).  An evicted entry is
  * deleted from the table under its stripe and freed after a grace period
@@ -68,6 +69,8 @@
 /* ghosts */
 
 struct ghost_table {
+	struct rcu_head rcu;        /* the free of a replaced table */
+	struct udc_cache *c;
 	uint32_t mask;              /* slots - 1 */
 	_Atomic uint16_t slot[];    /* fingerprints, 0 = empty */
 };
@@ -82,32 +85,70 @@ static uint16_t ghost_fp(uint64_t hash)
 	return (uint16_t)(hash >> 48) | 1;   /* never 0, the empty slot */
 }
 
-/* A table sized for @limit, empty; NULL on ENOMEM. */
-static struct ghost_table *ghost_table_new(struct udc_cache *c, size_t limit)
+/* A table of @n slots (a power of two) holding what it can of @old's
+ * ghosts (slot j takes old slot j & old mask); NULL on ENOMEM. */
+static struct ghost_table *ghost_table_new(struct udc_cache *c, uint32_t n,
+					   const struct ghost_table *old)
 {
-	size_t want = limit / GHOST_BYTES_PER_SLOT;
-	uint32_t n = GHOST_MIN_SLOTS;
-
-	while (n < want && n < GHOST_MAX_SLOTS)
-		n <<= 1;
 	struct ghost_table *g = mem_alloc(c, ghost_table_bytes(n));
+
 	if (!g)
 		return NULL;
+	g->c = c;
 	g->mask = n - 1;
 	for (uint32_t i = 0; i < n; i++)
-		atomic_init(&g->slot[i], 0);
+		/* relaxed: copied while clients may still write the old one */
+		atomic_init(&g->slot[i], old ? atomic_load_explicit(&old->slot[i & old->mask],
+								     memory_order_relaxed)
+					     : 0);
 	return g;
 }
 
-static void ghost_table_free(struct udc_cache *c, struct ghost_table *g)
+static void ghost_table_free(struct ghost_table *g)
 {
-	mem_free(c, g, ghost_table_bytes(g->mask + 1));
+	mem_free(g->c, g, ghost_table_bytes(g->mask + 1));
+}
+
+static void ghost_table_free_rcu(struct rcu_head *head)
+{
+	ghost_table_free(caa_container_of(head, struct ghost_table, rcu));
+}
+
+/* The slots ghosts should have now: about one per entry the cache holds
+ * (it is full when reclaim runs), at most one per 64 bytes of the limit. */
+static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
+{
+	size_t most = limit / GHOST_BYTES_PER_SLOT;
+	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+	uint32_t n = GHOST_MIN_SLOTS;
+
+	while (n < (uint64_t)entries && 2 * (size_t)n <= most && n < GHOST_MAX_SLOTS)
+		n <<= 1;
+	return n;
+}
+
+/* Replace the table by one of @n slots: 0, or -ENOMEM and nothing changed.
+ * shrink_lock held (one replacer); readers may hold the old table until
+ * a grace period, so it is freed by call_rcu. */
+static int ghost_resize(struct udc_cache *c, uint32_t n)
+{
+	struct ghost_table *old = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
+
+	if (old->mask + 1 == n)
+		return 0;
+	struct ghost_table *g = ghost_table_new(c, n, old);
+	if (!g)
+		return -ENOMEM;
+	/* release: publishes the filled table (pairs with the acquire loads below) */
+	atomic_store_explicit(&c->ghosts, g, memory_order_release);
+	call_rcu(&old->rcu, ghost_table_free_rcu);
+	return 0;
 }
 
 int sweep_create(struct udc_cache *c)
 {
-	struct ghost_table *g =
-		ghost_table_new(c, atomic_load_explicit(&c->limit, memory_order_relaxed));
+	/* Small: ghosts are for evictions, and the table grows when they start. */
+	struct ghost_table *g = ghost_table_new(c, GHOST_MIN_SLOTS, NULL);
 
 	if (!g)
 		return -ENOMEM;
@@ -121,28 +162,23 @@ void sweep_destroy(struct udc_cache *c)
 	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
 
 	if (g)
-		ghost_table_free(c, g);
+		ghost_table_free(g);
 	atomic_store_explicit(&c->ghosts, NULL, memory_order_relaxed);
 }
 
 int sweep_limit_changed(struct udc_cache *c, size_t limit)
 {
-	struct ghost_table *g = ghost_table_new(c, limit);
+	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
+	uint32_t n = ghost_slots_wanted(c, limit);
 
-	if (!g)
-		return -ENOMEM;
-	/* acq_rel: publishes the zeroed table (pairs with the acquire loads
-	 * below); takes the old one, which readers may hold until a grace period */
-	struct ghost_table *old = atomic_exchange_explicit(&c->ghosts, g, memory_order_acq_rel);
-	synchronize_rcu();
-	ghost_table_free(c, old);
-	return 0;
+	/* Only smaller now: growing waits for evictions (sweep_reclaim). */
+	return n < g->mask + 1 ? ghost_resize(c, n) : 0;
 }
 
 static void ghost_put(struct udc_cache *c, uint64_t hash)
 {
 	rcu_read_lock();   /* the table stays until our unlock */
-	/* acquire: pairs with the exchange in sweep_limit_changed */
+	/* acquire: pairs with the release store in ghost_resize */
 	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
 	/* relaxed: see Locking */
 	atomic_store_explicit(&g->slot[hash & g->mask], ghost_fp(hash), memory_order_relaxed);
@@ -154,7 +190,7 @@ bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
 	bool hit;
 
 	rcu_read_lock();   /* the table stays until our unlock */
-	/* acquire: pairs with the exchange in sweep_limit_changed */
+	/* acquire: pairs with the release store in ghost_resize */
 	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
 	_Atomic uint16_t *slot = &g->slot[hash & g->mask];
 	/* relaxed: see Locking */
@@ -375,6 +411,12 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 	 * reach zero in at most HITS_MAX + 1 visits). */
 	int64_t steps = (int64_t)(entry_slabs_bytes(c) / SLAB_PAGE_SIZE) * (HITS_MAX + 1) + 8;
 
+	/* Evictions start: ghosts for as many entries as the cache holds,
+	 * grown only (the cache empties as it is swept); a table that cannot
+	 * grow now keeps its size: fewer ghosts. */
+	uint32_t want = ghost_slots_wanted(c, atomic_load_explicit(&c->limit, memory_order_relaxed));
+	if (want > atomic_load_explicit(&c->ghosts, memory_order_relaxed)->mask + 1)
+		ghost_resize(c, want);
 	/* This thread's open pages become sweepable (others' stay theirs). */
 	slab_thread_release(c->slabs[ENT_NEGATIVE]);
 	slab_thread_release(c->slabs[ENT_POSITIVE]);
