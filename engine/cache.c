@@ -175,7 +175,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 fail_thread:
 	reclaim_thread_stop(c);
 fail:
-	reclaim_release(c);
+	sweep_destroy(c);
 	entry_slabs_destroy(c);
 	if (c->names)
 		cds_lfht_destroy(c->names, NULL);
@@ -223,7 +223,7 @@ void udc_destroy(udc_cache *c)
 	rcu_barrier();   /* every deferred free has run */
 	entry_slabs_destroy(c);
 	dir_free_all(c);
-	reclaim_release(c);
+	sweep_destroy(c);
 	if (cds_lfht_destroy(c->names, NULL) || cds_lfht_destroy(c->dirs, NULL))
 		udc_panic("a table was not empty at destroy");
 	for (unsigned i = 0; i < STATS_CHUNKS; i++) {

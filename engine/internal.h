@@ -368,7 +368,6 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
 void reclaim_inline(struct udc_cache *c);   /* shrink/reclaim.c */
-void reclaim_release(struct udc_cache *c);  /* at destroy */
 int reclaim_thread_start(struct udc_cache *c);  /* at create: 0 or -errno */
 void reclaim_thread_stop(struct udc_cache *c);  /* at destroy, before anything is freed */
 void reclaim_thread_kick(struct udc_cache *c);  /* wake it for a pass (cheap when awake) */

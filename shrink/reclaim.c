@@ -60,11 +60,6 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 	return live;
 }
 
-void reclaim_release(struct udc_cache *c)
-{
-	sweep_destroy(c);
-}
-
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
 static size_t reclaim_slack(size_t limit)
 {
@@ -96,11 +91,17 @@ static void evicted_now(struct udc_cache *c, size_t bytes)
 	c->evict_seen_used = cache_bytes_used(c);
 }
 
+/* The frees landed: nothing is in flight any more (shrink_lock held). */
+static void inflight_landed(struct udc_cache *c)
+{
+	c->evict_inflight = 0;
+	c->evict_seen_used = cache_bytes_used(c);
+}
+
 static void frees_wait(struct udc_cache *c)
 {
 	entry_frees_wait(c);
-	c->evict_inflight = 0;
-	c->evict_seen_used = cache_bytes_used(c);
+	inflight_landed(c);
 }
 
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
@@ -237,8 +238,7 @@ static bool reclaim_background(struct udc_cache *c)
 			pthread_mutex_unlock(&c->shrink_lock);
 			entry_frees_wait(c);
 			pthread_mutex_lock(&c->shrink_lock);
-			c->evict_inflight = 0;
-			c->evict_seen_used = cache_bytes_used(c);
+			inflight_landed(c);
 			pthread_mutex_unlock(&c->shrink_lock);
 			batches--;
 			continue;
