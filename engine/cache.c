@@ -151,6 +151,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	c->membarrier = membarrier_available();
 	table_model_init(&c->names_model);
 	table_model_init(&c->dirs_model);
+	dir_reap_init(c);
 	atomic_init(&c->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
 	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);
@@ -380,7 +381,12 @@ int engine_check(struct udc_cache *c)
 		CHECK(listed == atomic_load(&d->nr_positive), "dir %llu: %lld listed, %lld counted",
 		      (unsigned long long)d->ino, (long long)listed,
 		      (long long)atomic_load(&d->nr_positive));
-		CHECK(atomic_load(&d->nr_negative) >= 0, "dir with negative count");
+		CHECK(atomic_load(&d->refs) >= atomic_load(&d->nr_positive) ||
+			      atomic_load(&d->refs) < 0,
+		      "dir %llu: %lld references for %lld positives", (unsigned long long)d->ino,
+		      (long long)atomic_load(&d->refs), (long long)atomic_load(&d->nr_positive));
+		CHECK(atomic_load(&d->refs) != 0 || (atomic_load(&d->flags) & DIR_IDLE),
+		      "dir %llu: idle but not queued for the reaper", (unsigned long long)d->ino);
 	}
 	rcu_read_unlock();
 

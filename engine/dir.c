@@ -1,20 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine/dir.c - directory objects.
+ * engine/dir.c - directory objects, and their reaper.
  *
  * Owns: the directory table (cache->dirs, an rculfhash keyed by the keyed
- * hash of the ino) and every struct udc_dir in it.
+ * hash of the ino), every struct udc_dir in it, and the reaper's queues
+ * (cache->dirs_queued, dirs_arrived, dirs_idle).
  *
  * A directory object is made the first time the cache needs one for an
  * ino (an entry in it, a placeholder in it, a parent to record, a complete
- * flag) and, in this version, lives until udc_destroy(): entries point to
- * their directory without a reference count.  Freeing the objects of
- * removed and invalidated directories once the reclaim sweeper has dropped
- * their entries is the shrink module's work (see shrink/).
+ * flag).  d->refs counts what needs it: its entries in the name table and
+ * the calls holding it (pins: dir_get, dir_find).  When refs falls to zero
+ * the object is idle: it is pushed on dirs_queued, and the reaper (the
+ * reclaim passes, shrink_lock held) frees it if it holds no answer (no
+ * parent known, not complete), or under memory pressure; an idle object
+ * that holds one is kept on dirs_idle, oldest first, for pressure (its
+ * answers are cached facts like any entry: losing one costs a backend
+ * call, never a wrong answer).  Freeing is: refs CAS 0 -> DIR_DEAD, out of
+ * the table, freed after a grace period.  A pin that finds DIR_DEAD takes the object out of the
+ * table itself (a second cds_lfht_del is harmless) and treats the ino as
+ * having no object.  So an in-flight call's directory (pinned across the
+ * backend call) can never be freed and made again with its generation
+ * restarted, and "no object" still means "nothing cached, nothing in
+ * flight".
  *
  * Locking:
- *   None to find or make a directory: cds_lfht_add_unique() settles races
- *   between makers (the loser frees its never-published copy).
+ *   None to find, make or pin a directory: cds_lfht_add_unique() settles
+ *   races between makers (the loser frees its never-published copy), and
+ *   the refs RMWs settle pins against the reaper's CAS.
+ *   shrink_lock (held by the reaper's caller) protects dirs_arrived,
+ *   dirs_idle and the DIR_IDLE objects on them; dirs_queued is a
+ *   lock-free stack (CAS push anywhere, exchange pop-all under
+ *   shrink_lock: with no single pop there is no ABA).
  *   d->lock (spinlock, innermost) protects d->children; it is taken under
  *   the stripe lock of the entry being linked or unlinked.
  *
@@ -25,8 +41,20 @@
  *   parent), so it never answers from a complete flag the bump retired.
  *   cds_lfht_add_unique() publishes a zeroed and filled object (it orders
  *   the node's initialisation before the link, rculfhash guarantee).
+ *   refs: a pin (fetch_add) and the reaper's CAS are RMWs of one location,
+ *   so exactly one of them comes first; the CAS is acquire and dir_put a
+ *   release, so the reaper sees everything the last holder did (its
+ *   entries' unpublishing included).  dir_put's decrement and its DIR_IDLE
+ *   or, and the reaper's DIR_IDLE clear and refs re-read, are seq_cst: of
+ *   a put to zero racing an un-idling, one of the two sees the other, so
+ *   an idle object is never left off every queue.
+ *   The free is call_rcu: every reader that found the object in the table
+ *   (under rcu_read_lock) is done with it first.
  */
 #include "engine/internal.h"
+
+/* refs of an object being freed: below any count a pin could bring back. */
+#define DIR_DEAD (INT64_MIN / 2)
 
 static int dir_match(struct cds_lfht_node *node, const void *key)
 {
@@ -35,7 +63,6 @@ static int dir_match(struct cds_lfht_node *node, const void *key)
 	return d->ino == *(const udc_ino *)key;
 }
 
-/* Call with rcu_read_lock held; the object stays valid until destroy. */
 struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino)
 {
 	struct cds_lfht_iter it;
@@ -45,41 +72,95 @@ struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino)
 	return n ? caa_container_of(n, struct udc_dir, node) : NULL;
 }
 
-struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
+/* Pin d, found under rcu_read_lock: false if it is dead (then taken out of
+ * the table, so that the ino can have a new object). */
+static bool dir_pin_rcu(struct udc_cache *c, struct udc_dir *d)
 {
-	uint64_t hash = hash_ino(&c->key, ino);
+	/* acquire: our reads of d come after the pin (see Ordering, refs) */
+	if (atomic_fetch_add_explicit(&d->refs, 1, memory_order_acquire) >= 0)
+		return true;
+	cds_lfht_del(c->dirs, &d->node);   /* -ENOENT if the reaper got there first */
+	return false;
+}
+
+static struct udc_dir *dir_find_hashed(struct udc_cache *c, udc_ino ino, uint64_t hash)
+{
 	struct cds_lfht_iter it;
-	struct cds_lfht_node *n;
+	struct udc_dir *d = NULL;
 
 	rcu_read_lock();
 	cds_lfht_lookup(c->dirs, hash, dir_match, &ino, &it);
-	n = cds_lfht_iter_get_node(&it);
+	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+	if (n && dir_pin_rcu(c, dir_of(n)))
+		d = dir_of(n);
 	rcu_read_unlock();
-	if (n)
-		return caa_container_of(n, struct udc_dir, node);
+	return d;
+}
 
-	struct udc_dir *d = mem_alloc_line(c, sizeof(*d));
+struct udc_dir *dir_find(struct udc_cache *c, udc_ino ino)
+{
+	return dir_find_hashed(c, ino, hash_ino(&c->key, ino));
+}
+
+struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
+{
+	uint64_t hash = hash_ino(&c->key, ino);
+	struct udc_dir *d = dir_find_hashed(c, ino, hash);
+
+	if (d)
+		return d;
+	d = mem_alloc_line(c, sizeof(*d));
 	if (!d)
 		return NULL;
 	memset(d, 0, sizeof(*d));
 	d->ino = ino;
 	atomic_init(&d->gen, 1);
+	atomic_init(&d->refs, 1);   /* our pin */
 	udc_spin_init(&d->lock);
 	CDS_INIT_LIST_HEAD(&d->children);
 
-	rcu_read_lock();
-	n = cds_lfht_add_unique(c->dirs, hash, dir_match, &ino, &d->node);
-	rcu_read_unlock();
-	if (n != &d->node) {
-		mem_free_line(c, d, sizeof(*d));   /* lost the race; never published */
-		return caa_container_of(n, struct udc_dir, node);
+	for (;;) {
+		rcu_read_lock();
+		struct cds_lfht_node *n = cds_lfht_add_unique(c->dirs, hash, dir_match, &ino,
+							      &d->node);
+		struct udc_dir *other = n != &d->node ? dir_of(n) : NULL;
+		bool pinned = other && dir_pin_rcu(c, other);
+		rcu_read_unlock();
+		if (!other)
+			break;
+		if (pinned) {   /* lost the race to a live one; ours was never published */
+			mem_free_line(c, d, sizeof(*d));
+			return other;
+		}
+		/* A dead one was in the way; it is out of the table now. */
 	}
 	table_model_count(&c->dirs_model,
 			  atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed) + 1, true);
 	return d;
 }
 
-/* A directory named by a positive entry in parent: record parent and cookie. */
+void dir_hold(struct udc_dir *d)
+{
+	/* relaxed: the caller holds d already, so refs cannot be 0 or dead */
+	atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+}
+
+void dir_put(struct udc_cache *c, struct udc_dir *d)
+{
+	/* seq_cst (a release at least): see Ordering, refs */
+	if (atomic_fetch_sub(&d->refs, 1) != 1)
+		return;
+	/* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
+	if (atomic_fetch_or(&d->flags, DIR_IDLE) & DIR_IDLE)
+		return;
+	struct udc_dir *head = atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
+	do
+		d->queued_next = head;
+	/* release: the popper (acquire exchange) sees queued_next */
+	while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
+						      memory_order_release, memory_order_relaxed));
+}
+
 void dir_learn(struct udc_dir *child, udc_ino parent, uint64_t cookie)
 {
 	/* relaxed: advisory for "..", read by walks under the rename seqcount */
@@ -93,7 +174,102 @@ void dir_bump_gen(struct udc_dir *d)
 	atomic_fetch_add_explicit(&d->gen, 1, memory_order_release);
 }
 
-/* At destroy: no other caller, every entry already unpublished. */
+/* ------------------------------------------------------------------ */
+/* the reaper (shrink_lock held) */
+
+void dir_reap_init(struct udc_cache *c)
+{
+	atomic_init(&c->dirs_queued, NULL);
+	atomic_init(&c->dirs_arrived, NULL);
+	CDS_INIT_LIST_HEAD(&c->dirs_idle);
+}
+
+static void dir_free_rcu(struct rcu_head *head)
+{
+	struct udc_dir *d = caa_container_of(head, struct udc_dir, rcu);
+	mem_free_line(d->cache, d, sizeof(*d));
+}
+
+/* Free idle d if nothing holds it: true if it was. */
+static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
+{
+	int64_t zero = 0;
+
+	/* acquire: see Ordering, refs (pairs with dir_put's release) */
+	if (!atomic_compare_exchange_strong_explicit(&d->refs, &zero, DIR_DEAD,
+						     memory_order_acquire, memory_order_relaxed))
+		return false;
+	rcu_read_lock();
+	cds_lfht_del(c->dirs, &d->node);   /* -ENOENT if a pinner helped */
+	rcu_read_unlock();
+	table_model_count(&c->dirs_model,
+			  atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed) - 1, false);
+	d->cache = c;   /* children is empty and nobody reads it any more */
+	call_rcu(&d->rcu, dir_free_rcu);
+	return true;
+}
+
+/* d, taken off the reaper's queues, is held again: no longer idle, unless
+ * its last reference went meanwhile (then it goes back, to dirs_idle). */
+static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
+{
+	/* seq_cst, both: see Ordering (a put to zero sees the flag or we see 0) */
+	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_IDLE);
+	if (atomic_load(&d->refs) == 0 && !(atomic_fetch_or(&d->flags, DIR_IDLE) & DIR_IDLE))
+		cds_list_add_tail(&d->idle, &c->dirs_idle);
+}
+
+/* An idle object: freed, kept on dirs_idle, or back in use. */
+static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
+{
+	/* relaxed, both: a policy hint; an answer lost to a race costs a call */
+	bool kept = atomic_load_explicit(&d->parent, memory_order_relaxed) != UDC_INO_NONE ||
+		    (atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE);
+
+	if ((!kept || pressure) && dir_kill(c, d))
+		return;
+	/* relaxed: a hint; dir_unidle re-reads with seq_cst */
+	if (atomic_load_explicit(&d->refs, memory_order_relaxed) != 0)
+		dir_unidle(c, d);
+	else
+		cds_list_add_tail(&d->idle, &c->dirs_idle);
+}
+
+bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
+{
+	/* relaxed: written under shrink_lock, read outside as a hint only */
+	struct udc_dir *n = atomic_load_explicit(&c->dirs_arrived, memory_order_relaxed);
+
+	if (!n)   /* acquire: pairs with dir_put's release CAS (queued_next) */
+		n = atomic_exchange_explicit(&c->dirs_queued, NULL, memory_order_acquire);
+	/* The new arrivals first: most are freed at once. */
+	while (budget && n) {
+		struct udc_dir *d = n;
+		n = d->queued_next;   /* before d's links are reused */
+		dir_consider(c, d, pressure);
+		budget--;
+	}
+	atomic_store_explicit(&c->dirs_arrived, n, memory_order_relaxed);
+	/* Under pressure, the ones kept for their parent, oldest first. */
+	while (pressure && budget && !cds_list_empty(&c->dirs_idle)) {
+		struct udc_dir *d = cds_list_first_entry(&c->dirs_idle, struct udc_dir, idle);
+		cds_list_del(&d->idle);
+		if (!dir_kill(c, d))
+			dir_unidle(c, d);
+		budget--;
+	}
+	return n || dir_reap_due(c) || (pressure && !cds_list_empty(&c->dirs_idle));
+}
+
+bool dir_reap_due(struct udc_cache *c)
+{
+	/* relaxed: a hint (see dir_reap) */
+	return atomic_load_explicit(&c->dirs_arrived, memory_order_relaxed) ||
+	       atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
+}
+
+/* At destroy: no other caller, every entry already unpublished and every
+ * dead object freed (rcu_barrier). */
 void dir_free_all(struct udc_cache *c)
 {
 	struct cds_lfht_iter it;

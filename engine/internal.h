@@ -21,8 +21,10 @@
  * Invariants (checked by engine_check() in UDC_DEBUG builds and tests)
  *   - at most one entry per (dir ino, name) in the name table;
  *   - e->dir->ino == the entry's key dir, and e->dir stays allocated while
- *     any entry points to it (directory objects live until udc_destroy in
- *     this version);
+ *     the entry is in the table (each holds a reference, d->refs);
+ *   - a directory in the table with refs 0 is DIR_IDLE (on the reaper's
+ *     queues), and any struct udc_dir * held outside rcu_read_lock is
+ *     pinned (dir_get, dir_find; dir_put);
  *   - a positive entry is on e->dir's children list iff it is in the table;
  *   - sum over threads of (added - dropped) == entries in the table, per
  *     kind, when no call is running;
@@ -71,6 +73,7 @@
 
 enum dir_flags {
 	DIR_COMPLETE = 1u << 0,   /* the embedder told every name: misses are negative */
+	DIR_IDLE = 1u << 1,       /* queued for the reaper (engine/dir.c), or on its list */
 };
 
 /*
@@ -79,6 +82,11 @@ enum dir_flags {
  * The first line is read by lookups (gen, flags) and by walks (parent);
  * the writers' fields (children, counters) sit on the next line so that
  * mutations do not bounce the line that every hit reads.
+ *
+ * refs counts what needs the object: each entry in the table and each
+ * call holding it (a pin, dir_get/dir_find).  At zero the
+ * object is idle and may be freed by the reaper (engine/dir.c), which
+ * sets refs to DIR_DEAD first; a dead object is never pinned again.
  */
 struct udc_dir {
 	/* --- read by lookups --- */
@@ -87,16 +95,26 @@ struct udc_dir {
 	_Atomic uint32_t flags;           /* DIR_*; set/cleared with atomic or/and */
 	_Atomic udc_ino parent;           /* for ".."; UDC_INO_NONE = unknown */
 	_Atomic uint64_t cookie;          /* the cookie of the entry naming this dir */
-	struct cds_lfht_node node;        /* in cache->dirs; never removed before destroy */
+	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it */
 
 	/* --- writers --- */
-	udc_spin_t lock UDC_ALIGNED;   /* protects children */
-	struct cds_list_head children;    /* positive entries in this dir (protected by lock) */
+	udc_spin_t lock UDC_ALIGNED;      /* protects children */
+	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
+	union {
+		struct cds_list_head children;  /* live: positive entries (protected by lock) */
+		struct udc_cache *cache;        /* dead: for the RCU callback that frees it */
+	};
 	_Atomic int64_t nr_positive;      /* entries in the table, any generation */
-	_Atomic int64_t nr_negative;
 	_Atomic uint64_t neg_now;         /* (gen << 32) | negatives of that gen (shrink/admit.c) */
-	struct udc_dir *destroy_next;     /* udc_destroy's list of unlinked dirs */
+	union {
+		struct udc_dir *queued_next;    /* idle, on cache->dirs_queued */
+		struct cds_list_head idle;      /* idle, on cache->dirs_idle (shrink_lock) */
+		struct rcu_head rcu;            /* dead: freed after a grace period */
+		struct udc_dir *destroy_next;   /* udc_destroy's list of unlinked dirs */
+	};
 };
+
+_Static_assert(sizeof(struct udc_dir) <= 2 * UDC_CACHELINE, "a directory is two lines");
 
 enum entry_kind {
 	ENT_NEGATIVE = 0,
@@ -196,6 +214,9 @@ struct udc_cache {
 	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
 	struct table_model names_model;   /* bucket counts, for bytes_used */
 	struct table_model dirs_model;
+	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
+	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (shrink_lock) */
+	struct cds_list_head dirs_idle;   /* idle dirs kept for their parent (shrink_lock), oldest first */
 
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
@@ -322,8 +343,19 @@ static inline struct udc_attr pos_attr(const struct udc_pos *p)
 }
 
 /* ---- engine/dir.c: directory objects ---- */
+/* Under rcu_read_lock: the object stays until the unlock (not pinned). */
 struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino);
-struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino);   /* find or create; NULL on ENOMEM */
+/* Pinned (dir_put when done): find or create, NULL on ENOMEM; or find only. */
+struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino);
+struct udc_dir *dir_find(struct udc_cache *c, udc_ino ino);
+void dir_hold(struct udc_dir *d);   /* another reference, on a dir already held */
+void dir_put(struct udc_cache *c, struct udc_dir *d);
+/* Free idle dirs, at most @budget looked at, shrink_lock held: those that
+ * hold no answer (no parent known, not complete), and with @pressure the
+ * others too.  Returns true if more remains. */
+bool dir_reap(struct udc_cache *c, size_t budget, bool pressure);
+bool dir_reap_due(struct udc_cache *c);   /* idle dirs are waiting (a hint) */
+void dir_reap_init(struct udc_cache *c);
 void dir_bump_gen(struct udc_dir *d);
 void dir_learn(struct udc_dir *child, udc_ino parent, uint64_t cookie);
 void dir_free_all(struct udc_cache *c);

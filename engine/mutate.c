@@ -82,7 +82,6 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
 	} else {
-		atomic_fetch_sub_explicit(&d->nr_negative, 1, memory_order_relaxed);
 		admit_count(d, e->gen, -1);
 		admit_client_count(c, e, -1);
 		stat_add(ts, neg_dropped, 1);
@@ -94,6 +93,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 	atomic_fetch_sub_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
 	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
+	dir_put(c, d);   /* last: d may be freed from here on */
 }
 
 /* e was just taken out of the table (replaced or deleted): detach, free
@@ -111,6 +111,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	struct udc_dir *d = e->dir;
 
 	udc_assert(d->ino == k->dir && e->len == k->len);
+	dir_hold(d);   /* the entry's reference (the publisher holds d) */
 	if (e->kind == ENT_POSITIVE) {
 		udc_spin_lock(&d->lock);
 		cds_list_add(&entry_pos(e)->child, &d->children);
@@ -118,7 +119,6 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_added, 1);
 	} else {
-		atomic_fetch_add_explicit(&d->nr_negative, 1, memory_order_relaxed);
 		admit_count(d, e->gen, 1);
 		admit_client_count(c, e, 1);
 		stat_add(ts, neg_added, 1);
@@ -172,13 +172,19 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 	return found;
 }
 
-/* One name being changed: its key, hash, stripe and directory. */
+/* One name being changed: its key, hash, stripe and directory (pinned
+ * from name_op_init to name_op_done). */
 struct name_op {
 	struct name_key k;
 	uint64_t hash;
 	struct stripe *s;
 	struct udc_dir *d;
 };
+
+static void name_op_done(struct udc_cache *c, struct name_op *op)
+{
+	dir_put(c, op->d);
+}
 
 /* Check the arguments and find (or make) the directory; 0 or -errno. */
 static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
@@ -256,11 +262,14 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 		return -EINVAL;
 	struct udc_dir *d = dir_get(c, dir);
 	struct udc_dir *pd = d ? dir_get(c, attr->ino) : NULL;
-	if (!pd)
-		return -ENOMEM;
-	atomic_store_explicit(&pd->cookie, attr->cookie, memory_order_relaxed);
-	atomic_store_explicit(&d->parent, attr->ino, memory_order_relaxed);
-	return 0;
+	if (pd) {
+		atomic_store_explicit(&pd->cookie, attr->cookie, memory_order_relaxed);
+		atomic_store_explicit(&d->parent, attr->ino, memory_order_relaxed);
+		dir_put(c, pd);
+	}
+	if (d)
+		dir_put(c, d);
+	return pd ? 0 : -ENOMEM;
 }
 
 int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
@@ -280,18 +289,22 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 	if (r)
 		return r;
 	struct udc_dir *child = attr->type == UDC_TYPE_DIR ? dir_get(c, attr->ino) : NULL;
-	if (attr->type == UDC_TYPE_DIR && !child)
-		return -ENOMEM;
-	struct udc_entry *e = pos_alloc(c, &op, attr);
+	struct udc_entry *e = NULL;
+	if (attr->type != UDC_TYPE_DIR || child)
+		e = pos_alloc(c, &op, attr);
+	if (e) {
+		pthread_mutex_lock(&op.s->lock);
+		inflight_mark_stale_locked(op.s, op.hash, &op.k);
+		op_publish_locked(c, &op, e);
+		if (child)
+			dir_learn(child, dir, attr->cookie);
+		pthread_mutex_unlock(&op.s->lock);
+	}
+	if (child)
+		dir_put(c, child);
+	name_op_done(c, &op);
 	if (!e)
 		return -ENOMEM;
-
-	pthread_mutex_lock(&op.s->lock);
-	inflight_mark_stale_locked(op.s, op.hash, &op.k);
-	op_publish_locked(c, &op, e);
-	if (child)
-		dir_learn(child, dir, attr->cookie);
-	pthread_mutex_unlock(&op.s->lock);
 	reclaim_inline(c);
 	return 0;
 }
@@ -307,8 +320,10 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	uint8_t tag = client_tag(client);
 	bool keep = !complete && admit_negative(op.d) && admit_client(c, tag);
 	struct udc_entry *e = keep ? neg_alloc(c, &op, tag) : NULL;
-	if (keep && !e)
+	if (keep && !e) {
+		name_op_done(c, &op);
 		return -ENOMEM;
+	}
 	if (!complete && !keep)
 		stat_add(thread_stats(c), declined, 1);
 
@@ -319,6 +334,7 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	else   /* complete (answers negative with no entry) or declined */
 		entry_drop_locked(c, op.hash, &op.k);
 	pthread_mutex_unlock(&op.s->lock);
+	name_op_done(c, &op);
 	reclaim_inline(c);
 	return 0;
 }
@@ -353,16 +369,10 @@ static int unlink_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, 
 	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
 		return r;
 	*neg = neg_alloc(c, op, 0);
-	return *neg ? 0 : -ENOMEM;
-}
-
-/* The directory object of ino, if any (never made). */
-static struct udc_dir *dir_lookup(struct udc_cache *c, udc_ino ino)
-{
-	rcu_read_lock();
-	struct udc_dir *d = dir_find_rcu(c, ino);
-	rcu_read_unlock();
-	return d;
+	if (*neg)
+		return 0;
+	name_op_done(c, op);
+	return -ENOMEM;
 }
 
 int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
@@ -378,15 +388,18 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	pthread_mutex_lock(&op.s->lock);
 	op_unlink_locked(c, &op, neg, &was);
 	if (was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR) {
-		struct udc_dir *child = dir_lookup(c, was.ino);
+		struct udc_dir *child = dir_find(c, was.ino);
 		udc_ino expected = dir;
 		/* relaxed: the parent is advisory for "..", no other data hangs on it */
-		if (child)
+		if (child) {
 			atomic_compare_exchange_strong_explicit(&child->parent, &expected,
 								UDC_INO_NONE, memory_order_relaxed,
 								memory_order_relaxed);
+			dir_put(c, child);
+		}
 	}
 	pthread_mutex_unlock(&op.s->lock);
+	name_op_done(c, &op);
 	reclaim_inline(c);
 	return 0;
 }
@@ -400,9 +413,11 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 		return r;
 	if (name_is_dotdot(name, len)) {
 		thread_enter();
-		struct udc_dir *d = dir_lookup(c, dir);
-		if (d)
+		struct udc_dir *d = dir_find(c, dir);
+		if (d) {
 			atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
+			dir_put(c, d);
+		}
 		return 0;
 	}
 	r = name_op_init(&op, c, dir, name, len);
@@ -414,6 +429,7 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
 	entry_drop_locked(c, op.hash, &op.k);
 	pthread_mutex_unlock(&op.s->lock);
+	name_op_done(c, &op);
 	compact_inline(c);   /* drops are what leave pages sparse */
 	return 0;
 }
@@ -424,9 +440,11 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir)
 		return -EINVAL;
 	thread_enter();
 	/* No directory object: nothing cached and nothing in flight in dir. */
-	struct udc_dir *d = dir_lookup(c, dir);
-	if (d)
+	struct udc_dir *d = dir_find(c, dir);
+	if (d) {
 		dir_forget(c, d, true);
+		dir_put(c, d);
+	}
 	return 0;
 }
 
@@ -440,6 +458,7 @@ int udc_dir_complete(udc_cache *c, udc_ino dir)
 		return -ENOMEM;
 	/* relaxed: a flag, ordered for lookups only by their own loads */
 	atomic_fetch_or_explicit(&d->flags, DIR_COMPLETE, memory_order_relaxed);
+	dir_put(c, d);
 	return 0;
 }
 
@@ -460,11 +479,14 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	pthread_mutex_unlock(&op.s->lock);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
-	struct udc_dir *d = dir != UDC_INO_NONE ? dir_lookup(c, dir) : NULL;
-	if (d)
+	struct udc_dir *d = dir != UDC_INO_NONE ? dir_find(c, dir) : NULL;
+	if (d) {
 		dir_forget(c, d, true);
+		dir_put(c, d);
+	}
 	ck_sequence_write_end(&c->rename_seq);
 	pthread_mutex_unlock(&c->rename_lock);
+	name_op_done(c, &op);
 	reclaim_inline(c);
 	return 0;
 }
@@ -515,15 +537,19 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	 * the old one is known).
 	 */
 	r = unlink_op_init(&o, c, odir, oname, olen, &neg);
-	if (r)
+	if (r) {
+		name_op_done(c, &n);
 		return r;
+	}
 	struct udc_entry *pos = pos_alloc(c, &n, NULL);
 	if (!pos) {
 		if (neg)
 			entry_free_now(c, neg);
+		name_op_done(c, &o);
+		name_op_done(c, &n);
 		return -ENOMEM;
 	}
-	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_lookup(c, moved) : NULL;
+	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_find(c, moved) : NULL;
 
 	pthread_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
@@ -552,20 +578,24 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 		entry_publish_locked(c, pos, n.hash, &n.k);
 		pos = NULL;
 		if (was.type == UDC_TYPE_DIR && !moved_dir)
-			moved_dir = dir_lookup(c, was.ino);
+			moved_dir = dir_find(c, was.ino);
 	} else {
 		/* The new name exists but its attr is unknown: no longer complete. */
 		atomic_fetch_and(&n.d->flags, ~(uint32_t)DIR_COMPLETE);
 		entry_drop_locked(c, n.hash, &n.k);
 	}
 	udc_ino moved_ino = known ? was.ino : moved;
-	if (moved_dir)
+	if (moved_dir) {
 		atomic_store_explicit(&moved_dir->parent, ndir, memory_order_relaxed);
+		dir_put(c, moved_dir);
+	}
 	/* A directory replaced at the target is gone. */
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino) {
-		struct udc_dir *gone = dir_lookup(c, target.ino);
-		if (gone)
+		struct udc_dir *gone = dir_find(c, target.ino);
+		if (gone) {
 			dir_forget(c, gone, true);
+			dir_put(c, gone);
+		}
 	}
 
 	stripes_unlock(o.s, n.s);
@@ -573,6 +603,8 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	pthread_mutex_unlock(&c->rename_lock);
 	if (pos)
 		entry_free_now(c, pos);   /* never published */
+	name_op_done(c, &o);
+	name_op_done(c, &n);
 	reclaim_inline(c);
 	return 0;
 }

@@ -53,16 +53,18 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	int r = c->backend->lookup(call ? call->ctx : NULL, dir, "..", 2, &attr);
 	if (r > 0 || (r == 0 && (!attr_valid(&attr) || attr.type != UDC_TYPE_DIR)))
 		r = -EIO;
-	if (r)
-		return r;
-	struct udc_dir *pd = dir_get(c, attr.ino);
-	if (pd && gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
-		atomic_store_explicit(&pd->cookie, attr.cookie, memory_order_relaxed);
-		atomic_store_explicit(&d->parent, attr.ino, memory_order_relaxed);
+	struct udc_dir *pd = r ? NULL : dir_get(c, attr.ino);
+	if (pd) {
+		if (gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
+			atomic_store_explicit(&pd->cookie, attr.cookie, memory_order_relaxed);
+			atomic_store_explicit(&d->parent, attr.ino, memory_order_relaxed);
+		}
+		dir_put(c, pd);
 	}
-	if (out)
+	dir_put(c, d);
+	if (r == 0 && out)
 		*out = attr;
-	return 0;
+	return r;
 }
 
 /* Wait for ph's owner, with s->lock held; returns ph's answer. */
@@ -84,7 +86,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 {
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
 	struct stripe *s = stripe_of(c, hash);
-	struct udc_dir *d = dir_get(c, dir);
+	struct udc_dir *d = dir_get(c, dir);   /* pinned until the answer is in */
 	int r;
 
 	if (!d)
@@ -102,6 +104,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		}
 		rcu_read_unlock();
 		pthread_mutex_unlock(&s->lock);
+		dir_put(c, d);
 		return r;
 	}
 	rcu_read_unlock();
@@ -116,6 +119,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	if (other) {
 		r = inflight_wait_locked(s, other, out);
 		pthread_mutex_unlock(&s->lock);
+		dir_put(c, d);
 		return r;
 	}
 	struct inflight ph = {
@@ -182,6 +186,9 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	pthread_mutex_unlock(&s->lock);
 	if (fresh)
 		entry_free_now(c, fresh);   /* never published */
+	if (child)
+		dir_put(c, child);
+	dir_put(c, d);
 	if (r == 0 && out)
 		*out = attr;
 	reclaim_inline(c);

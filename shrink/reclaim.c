@@ -42,6 +42,8 @@
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
+#define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
+#define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
 
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
 {
@@ -125,6 +127,27 @@ static void age_inline(struct udc_cache *c)
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
+/* Evict about @bytes, then free a batch of the directories left idle:
+ * the slot bytes evicted (shrink_lock held). */
+static size_t reclaim_evict(struct udc_cache *c, size_t bytes)
+{
+	size_t got = sweep_reclaim(c, bytes);
+
+	dir_reap(c, DIR_REAP_BATCH, true);
+	return got;
+}
+
+/* Without the thread: a batch of the directories that went idle. */
+static void reap_inline(struct udc_cache *c)
+{
+	if (c->thread_running || !dir_reap_due(c))
+		return;
+	if (pthread_mutex_trylock(&c->shrink_lock))
+		return;
+	dir_reap(c, DIR_REAP_BATCH, false);
+	pthread_mutex_unlock(&c->shrink_lock);
+}
+
 /* Without the thread: a batch of the garbage of invalidated directories. */
 static void stale_inline(struct udc_cache *c)
 {
@@ -141,6 +164,7 @@ void reclaim_inline(struct udc_cache *c)
 	compact_inline(c);   /* pages back without losing answers, first */
 	age_inline(c);
 	stale_inline(c);
+	reap_inline(c);
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t used = cache_bytes_used(c);
@@ -169,7 +193,7 @@ void reclaim_inline(struct udc_cache *c)
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(c, used);
 		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
-			evicted_now(c, sweep_reclaim(c, RECLAIM_INLINE_BYTES));
+			evicted_now(c, reclaim_evict(c, RECLAIM_INLINE_BYTES));
 		pthread_mutex_unlock(&c->shrink_lock);
 		return;
 	}
@@ -178,7 +202,7 @@ void reclaim_inline(struct udc_cache *c)
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		size_t due = used_due(c, used);
 		if (due > limit)
-			evicted_now(c, sweep_reclaim(c, due - limit + slack / 4));
+			evicted_now(c, reclaim_evict(c, due - limit + slack / 4));
 		used = cache_bytes_used(c);
 		if (used <= limit + slack / 2)
 			break;
@@ -206,8 +230,28 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	} else {
 		pthread_mutex_lock(&c->shrink_lock);
 	}
-	if (freed < bytes) {
-		freed += sweep_reclaim(c, bytes - freed);
+	/* Rounds: what a round promotes lands in pages newer than its sweep
+	 * (and in this thread's open ones), and main is swept only once
+	 * probation's pages are gone, after their grace period: the next
+	 * round, after the frees, takes them in.  A round that evicts
+	 * nothing after the first: nothing is left. */
+	size_t swept = 0;
+	for (int round = 0; freed + swept < bytes && round < SHRINK_ROUNDS; round++) {
+		size_t got = sweep_reclaim(c, bytes - freed - swept);
+		swept += got;
+		if (!got && round > 0)
+			break;
+		if (freed + swept < bytes)
+			frees_wait(c);
+	}
+	freed += swept;
+	if (swept || freed < bytes) {
+		/* The directories left idle; all of them if bytes are still
+		 * wanted.  Bounded by the count now, as others add more. */
+		int64_t rounds = atomic_load_explicit(&c->nr_dirs, memory_order_relaxed) /
+				 DIR_REAP_BATCH + 2;
+		while (rounds-- > 0 && dir_reap(c, DIR_REAP_BATCH, freed < bytes))
+			;
 		frees_wait(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
@@ -244,7 +288,7 @@ static bool reclaim_background(struct udc_cache *c)
 			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = sweep_reclaim(c, want);
+		size_t got = reclaim_evict(c, want);
 		evicted_now(c, got);
 		pthread_mutex_unlock(&c->shrink_lock);
 		batches--;
@@ -262,10 +306,18 @@ static bool reclaim_background(struct udc_cache *c)
 		stale = sweep_stale(c, STALE_BATCH);
 		pthread_mutex_unlock(&c->shrink_lock);
 	}
+	for (bool idle = dir_reap_due(c); idle && batches > 0; batches--) {
+		pthread_mutex_lock(&c->shrink_lock);
+		idle = dir_reap(c, DIR_REAP_BATCH, cache_bytes_used(c) > low);
+		pthread_mutex_unlock(&c->shrink_lock);
+	}
 	for (bool fresh = true; batches-- > 0; fresh = false)
 		if (!compact_batch(c, fresh))
 			break;
 	more = more || batches < 0;
+	/* The pages promotions and moves filled: the next pass may sweep them. */
+	slab_thread_release(c->slabs[ENT_NEGATIVE]);
+	slab_thread_release(c->slabs[ENT_POSITIVE]);
 	entry_free_flush(c);
 	return more;
 }

@@ -466,10 +466,10 @@ bool sweep_age(struct udc_cache *c, size_t budget)
 
 void sweep_stale_note(struct udc_cache *c, struct udc_dir *d)
 {
-	int64_t n = atomic_load_explicit(&d->nr_positive, memory_order_relaxed) +
-		    atomic_load_explicit(&d->nr_negative, memory_order_relaxed);
+	/* relaxed: a work estimate (its entries, and the caller's pin) */
+	int64_t n = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
 
-	if (n > 0)   /* relaxed: a work estimate */
+	if (n > 0)
 		atomic_fetch_add_explicit(&c->stale_pending, n, memory_order_relaxed);
 }
 

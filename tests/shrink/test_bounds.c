@@ -7,7 +7,8 @@
  * The bound: after every call, bytes_used <= limit + slack (max(1% of the
  * limit, 1 MiB)), with the reclaim thread off (reclaim runs inline) and
  * on.  Workloads: all unique misses through udc_resolve; all hits; one
- * huge directory; many small ones.  Threads record failures (tfail) and
+ * huge directory; many small ones; a new directory for every name (the
+ * directory objects, left idle by evictions, must go too).  Threads record failures (tfail) and
  * the main thread asserts; seeds are printed.
  */
 #include <criterion/criterion.h>
@@ -18,6 +19,7 @@
 
 #include "common/prng.h"
 #include "common/tcache.h"
+#include "engine/internal.h"   /* engine_check */
 
 #define LIMIT ((size_t)4 << 20)
 #define SLACK ((size_t)1 << 20)
@@ -58,7 +60,7 @@ static int half_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
 static const struct udc_backend enoent_backend = { .lookup = enoent_lookup };
 static const struct udc_backend half_backend = { .lookup = half_lookup };
 
-enum bd_shape { BD_UNIQUE, BD_HITS, BD_HUGE_DIR, BD_SMALL_DIRS };
+enum bd_shape { BD_UNIQUE, BD_HITS, BD_HUGE_DIR, BD_SMALL_DIRS, BD_DIR_PER_NAME };
 
 struct bd_worker {
 	udc_cache *c;
@@ -113,6 +115,11 @@ static void *bd_run(void *arg)
 			r = udc_resolve(w->c, dir, nm, (size_t)len, &call, &a);
 			TCHECK(w->fail, r == 0 || r == -ENOENT, "small %u: %d", i, r);
 			break;
+		case BD_DIR_PER_NAME:   /* 128-byte directory objects outnumber the entries */
+			dir = 1000000 + w->id * w->calls + i;
+			r = udc_resolve(w->c, dir, "h-1", 3, &call, &a);
+			TCHECK(w->fail, r == -ENOENT, "dir per name %u: %d", i, r);
+			break;
 		}
 		if (i % 16 == 0)
 			bd_check_bound(w, i);
@@ -139,9 +146,10 @@ static void bd_workload(enum bd_shape shape, const struct udc_backend *be, unsig
 		tfail_assert_none(&fail);
 		struct udc_stats st = tc_stats(c);
 		fprintf(stderr, "bound (shape %d, thread %d): bytes_used %llu of %zu, %llu entries, "
-				"%llu evictions, %llu declined\n",
+				"%llu dirs, %llu evictions, %llu declined\n",
 			(int)shape, thread, (unsigned long long)st.bytes_used, LIMIT,
 			(unsigned long long)(st.nr_positive + st.nr_negative),
+			(unsigned long long)st.nr_dirs,
 			(unsigned long long)st.evictions, (unsigned long long)st.negatives_declined);
 		udc_destroy(c);
 	}
@@ -165,6 +173,11 @@ Test(bounds, one_huge_directory, .timeout = 300)
 Test(bounds, many_small_directories, .timeout = 300)
 {
 	bd_workload(BD_SMALL_DIRS, &half_backend, 60000);
+}
+
+Test(bounds, a_directory_per_name, .timeout = 300)
+{
+	bd_workload(BD_DIR_PER_NAME, &enoent_backend, 60000);
 }
 
 static double bd_now(void)
@@ -221,6 +234,10 @@ Test(bounds, garbage_of_invalidated_directories_is_swept, .timeout = 300)
 		fprintf(stderr, "garbage (thread %d): %llu entries left; bytes_used %zu -> %zu -> %zu\n",
 			thread, (unsigned long long)left, base, full, after);
 		cr_assert_eq(left, 0, "%llu stale entries still held", (unsigned long long)left);
+		/* Their directory objects went with them: left are at most
+		 * dir 60's (the ticks') and its idle neighbours' not yet reaped. */
+		uint64_t dirs = tc_stats(c).nr_dirs;
+		cr_assert_leq(dirs, 2, "%llu directory objects left", (unsigned long long)dirs);
 		cr_assert_lt(after - base, (full - base) / 4, "the pages did not come back");
 		udc_destroy(c);
 	}
@@ -343,4 +360,121 @@ Test(bounds, no_wrong_answer_while_reclaim_runs, .timeout = 300)
 	cr_assert_gt(st.evictions, 0);
 	cr_assert_gt(st.entries_promoted, 0);
 	udc_destroy(c);
+}
+
+/*
+ * Directory objects freed and made again under the calls that pin them:
+ * 16 shared directories whose every name exists with the directory's
+ * epoch as its cookie.  Threads resolve and look names up, invalidate
+ * names, and move a directory to a new epoch (udc_invalidate_dir or
+ * udc_rmdir after the backend changed), so that directories go idle and
+ * are reaped (by the thread, and by udc_shrink under full pressure) while
+ * others pin them.  No answer may be older than an invalidation that
+ * returned before the call began.
+ */
+#define DC_THREADS 4
+#define DC_DIRS 16
+#define DC_NAMES 64
+#define DC_INO 700
+
+static _Atomic uint64_t dc_epoch[DC_DIRS];   /* the backend's truth */
+static _Atomic uint64_t dc_told[DC_DIRS];    /* epochs whose invalidation returned */
+
+static int dc_backend_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
+			     struct udc_attr *out)
+{
+	(void)ctx, (void)name, (void)len;
+	*out = tc_attr(5000 + dir, UDC_TYPE_REG, atomic_load(&dc_epoch[dir - DC_INO]));
+	return 0;
+}
+
+static const struct udc_backend dc_backend = { .lookup = dc_backend_lookup };
+
+struct dc_worker {
+	udc_cache *c;
+	unsigned id;
+	uint64_t seed;
+	struct tfail *fail;
+};
+
+static void *dc_run(void *arg)
+{
+	struct dc_worker *w = arg;
+	struct udc_call call = { .client = w->id + 1 };
+	struct prng p;
+	char nm[32];
+
+	prng_init(&p, w->seed);
+	for (unsigned k = 0; k < 60000; k++) {
+		unsigned d = (unsigned)prng_below(&p, DC_DIRS);
+		udc_ino dir = DC_INO + d;
+		int len = snprintf(nm, sizeof(nm), "n-%u", (unsigned)prng_below(&p, DC_NAMES));
+		unsigned op = (unsigned)prng_below(&p, 1000);
+		uint64_t told = atomic_load(&dc_told[d]);
+		struct udc_attr a;
+		int r;
+		if (op < 600) {
+			r = udc_resolve(w->c, dir, nm, (size_t)len, &call, &a);
+			TCHECK(w->fail, r == 0 && a.ino == 5000 + dir && a.cookie >= told,
+			       "thread %u: resolve %llu/%s: %d, cookie %llu, told %llu", w->id,
+			       (unsigned long long)dir, nm, r, (unsigned long long)a.cookie,
+			       (unsigned long long)told);
+		} else if (op < 850) {
+			r = udc_lookup(w->c, dir, nm, (size_t)len, &a);
+			TCHECK(w->fail, r == UDC_MISS || (r == UDC_POSITIVE && a.cookie >= told),
+			       "thread %u: lookup %llu/%s: %d, cookie %llu, told %llu", w->id,
+			       (unsigned long long)dir, nm, r, (unsigned long long)a.cookie,
+			       (unsigned long long)told);
+		} else if (op < 900) {
+			TCHECK(w->fail, udc_invalidate(w->c, dir, nm, (size_t)len) == 0, "invalidate");
+		} else if (op < 999) {
+			uint64_t e = atomic_fetch_add(&dc_epoch[d], 1) + 1;
+			if (op % 2)
+				r = udc_invalidate_dir(w->c, dir);
+			else   /* removed and made again under the same ino */
+				r = udc_rmdir(w->c, TC_ROOT, nm, (size_t)len, dir);
+			TCHECK(w->fail, r == 0, "invalidate_dir/rmdir: %d", r);
+			uint64_t was = atomic_load(&dc_told[d]);
+			while (was < e && !atomic_compare_exchange_weak(&dc_told[d], &was, e))
+				;
+		} else {
+			udc_shrink(w->c, SIZE_MAX);   /* every idle directory goes */
+		}
+	}
+	return NULL;
+}
+
+Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
+{
+	uint64_t seed = test_seed("bounds/no_stale_answer_while_directories_are_freed");
+
+	for (int thread = 0; thread < 2; thread++) {
+		udc_cache *c = bd_create(&dc_backend, thread);
+		struct dc_worker w[DC_THREADS];
+		pthread_t th[DC_THREADS];
+		struct tfail fail;
+
+		tfail_init(&fail);
+		for (unsigned t = 0; t < DC_THREADS; t++) {
+			w[t] = (struct dc_worker){ .c = c, .id = t, .seed = seed + t, .fail = &fail };
+			cr_assert_eq(pthread_create(&th[t], NULL, dc_run, &w[t]), 0);
+		}
+		for (unsigned t = 0; t < DC_THREADS; t++)
+			pthread_join(th[t], NULL);
+		tfail_assert_none(&fail);
+		cr_assert_eq(engine_check(c), 0);
+		udc_shrink(c, SIZE_MAX);
+		struct udc_stats st = tc_stats(c);
+		uint64_t entries = st.nr_positive + st.nr_negative;
+		fprintf(stderr, "directories freed under pins (thread %d): %llu stale answers; "
+				"after udc_shrink %llu dirs, %llu entries\n",
+			thread, (unsigned long long)st.stale_answers, (unsigned long long)st.nr_dirs,
+			(unsigned long long)entries);
+		/* Every idle directory went; with the thread, entries it moved
+		 * meanwhile may stay (in its open pages), and their dirs. */
+		cr_assert_leq(st.nr_dirs, thread ? entries : 0, "%llu directories survived",
+			      (unsigned long long)st.nr_dirs);
+		cr_assert_eq(engine_check(c), 0);
+		udc_destroy(c);
+	}
 }

@@ -14,7 +14,10 @@
  *   - admission: a directory's negatives stay within max(8 x positives,
  *     65536), a declined negative still removes the name's old positive,
  *     and udc_invalidate_dir gives the directory its budget back;
- *   - a complete directory answers misses without storing anything.
+ *   - a complete directory answers misses without storing anything;
+ *   - directory objects: one that no entry and no call holds goes at once
+ *     if it holds no answer of its own, and under pressure if it does
+ *     (a parent for "..", the complete flag).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -22,6 +25,7 @@
 #include <time.h>
 
 #include "common/tcache.h"
+#include "engine/internal.h"   /* engine_check */
 
 #define LIMIT ((size_t)4 << 20)
 #define SLACK ((size_t)1 << 20) /* max(1% of the limit, 1 MiB) */
@@ -235,5 +239,48 @@ Test(policy, a_complete_directory_stores_no_negative)
 	}
 	cr_assert_eq(tc_stats(c).nr_negative, before, "a complete directory stored negatives");
 	cr_assert_eq(atomic_load(&calls), 0, "a complete directory asked the backend");
+	udc_destroy(c);
+}
+
+/* The number of directory objects once the calls' reaping has run. */
+static uint64_t pol_dirs_after_a_call(udc_cache *c)
+{
+	cr_assert_eq(udc_add_negative(c, 999, "tick", 4, 0), 0);
+	cr_assert_eq(udc_invalidate(c, 999, "tick", 4), 0);
+	cr_assert_eq(udc_add_negative(c, 998, "tick", 4, 0), 0);
+	return tc_stats(c).nr_dirs;
+}
+
+Test(policy, idle_directories_go_unless_they_hold_an_answer)
+{
+	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
+	struct udc_attr a;
+
+	/* root holds "sub"; 100 knows its parent; 101 is complete; 200 held
+	 * one negative, now gone; 300 was removed. */
+	cr_assert_eq(tc_add(c, TC_ROOT, "sub", 100, UDC_TYPE_DIR, 5), 0);
+	cr_assert_eq(udc_dir_complete(c, 101), 0);
+	cr_assert_eq(tc_add_neg(c, 200, "x"), 0);
+	cr_assert_eq(tc_invalidate(c, 200, "x"), 0);
+	cr_assert_eq(tc_add_neg(c, 300, "y"), 0);
+	cr_assert_eq(udc_invalidate_dir(c, 300), 0);
+	cr_assert_eq(tc_invalidate(c, 300, "y"), 0);   /* its stale entry gone too */
+	/* Left: root, 100, 101, and 998 (the tick's). */
+	cr_assert_eq(pol_dirs_after_a_call(c), 4, "%llu directories",
+		     (unsigned long long)tc_stats(c).nr_dirs);
+	cr_assert_eq(tc_lookup(c, 100, "..", &a), UDC_POSITIVE);
+	cr_assert_eq(a.ino, TC_ROOT);
+	cr_assert_eq(tc_lookup(c, 101, "nothing", NULL), UDC_NEGATIVE, "still complete");
+	cr_assert_eq(engine_check(c), 0);
+
+	/* Pressure (all of it): the answers they hold go too. */
+	udc_shrink(c, SIZE_MAX);
+	cr_assert_eq(tc_stats(c).nr_dirs, 0, "%llu directories",
+		     (unsigned long long)tc_stats(c).nr_dirs);
+	cr_assert_eq(tc_lookup(c, 100, "..", NULL), UDC_MISS);
+	cr_assert_eq(tc_lookup(c, 101, "nothing", NULL), UDC_MISS);
+	/* And they come back as they are needed. */
+	cr_assert_eq(tc_add_neg(c, 200, "x"), 0);
+	cr_assert_eq(tc_lookup(c, 200, "x", NULL), UDC_NEGATIVE);
 	udc_destroy(c);
 }
