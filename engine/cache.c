@@ -102,6 +102,34 @@ size_t cache_bytes_used(struct udc_cache *c)
 	       buckets * sizeof(struct cds_lfht_node);
 }
 
+/*
+ * What a table's next growth will add when its count is near it (0
+ * otherwise): liburcu resizes to the count at a power of two, so a table
+ * grows 8-fold at once on an add (count >= 8 x buckets), and, on a delete
+ * through a power of two above its size, to that power (table_model_count).
+ * Near means within a quarter of the way.
+ */
+static size_t table_growth_ahead(struct table_model *t, int64_t count)
+{
+	size_t n = count > 0 ? (size_t)count : 0;
+	size_t b = atomic_load_explicit(&t->buckets, memory_order_relaxed);
+	size_t up = pow2_at_least(n + 1), down = up / 2, grow = 0;
+
+	if (up >= t->small_max && up >= 8 * b && 4 * n >= 3 * up)
+		grow = up - b;
+	if (down >= t->small_max && down > b && 4 * n <= 5 * down && down - b > grow)
+		grow = down - b;
+	return grow * sizeof(struct cds_lfht_node);
+}
+
+size_t cache_bytes_ahead(struct udc_cache *c)
+{
+	return table_growth_ahead(&c->names_model,
+				  atomic_load_explicit(&c->nr_entries, memory_order_relaxed)) +
+	       table_growth_ahead(&c->dirs_model,
+				  atomic_load_explicit(&c->nr_dirs, memory_order_relaxed));
+}
+
 static int config_check(const struct udc_config *cfg)
 {
 	if (!cfg || cfg->size != sizeof(struct udc_config))

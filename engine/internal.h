@@ -473,6 +473,9 @@ void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delt
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
+/* The bytes the hash tables' next growth will add, when it is near: reclaim
+ * makes room for it ahead, so that the jump never passes the bound. */
+size_t cache_bytes_ahead(struct udc_cache *c);
 void stats_sum(struct udc_cache *c, struct thread_stats *sum);   /* every thread's counters */
 void table_model_init(struct table_model *t);
 /* A table now holds @count nodes, after an add (@added) or a delete. */

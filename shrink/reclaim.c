@@ -70,6 +70,12 @@ static size_t reclaim_slack(size_t limit)
 	return one > ((size_t)1 << 20) ? one : (size_t)1 << 20;
 }
 
+/* bytes_used as reclaim sees it: with the tables' growth to come. */
+static size_t reclaim_used(struct udc_cache *c)
+{
+	return cache_bytes_used(c) + cache_bytes_ahead(c);
+}
+
 /*
  * What was evicted is held until its grace period ends, so bytes_used
  * comes down a while after a pass: the next pass must not evict it again.
@@ -90,14 +96,14 @@ static size_t used_due(struct udc_cache *c, size_t used)
 static void evicted_now(struct udc_cache *c, size_t bytes)
 {
 	c->evict_inflight += bytes;
-	c->evict_seen_used = cache_bytes_used(c);
+	c->evict_seen_used = reclaim_used(c);
 }
 
 /* The frees landed: nothing is in flight any more (shrink_lock held). */
 static void inflight_landed(struct udc_cache *c)
 {
 	c->evict_inflight = 0;
-	c->evict_seen_used = cache_bytes_used(c);
+	c->evict_seen_used = reclaim_used(c);
 }
 
 static void frees_wait(struct udc_cache *c)
@@ -167,7 +173,7 @@ void reclaim_inline(struct udc_cache *c)
 	reap_inline(c);
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
-	size_t used = cache_bytes_used(c);
+	size_t used = reclaim_used(c);
 	size_t low = limit > slack / 2 ? limit - slack / 2 : 0;
 
 	/*
@@ -198,16 +204,16 @@ void reclaim_inline(struct udc_cache *c)
 		return;
 	}
 	pthread_mutex_lock(&c->shrink_lock);
-	used = cache_bytes_used(c);
+	used = reclaim_used(c);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		size_t due = used_due(c, used);
 		if (due > limit)
 			evicted_now(c, reclaim_evict(c, due - limit + slack / 4));
-		used = cache_bytes_used(c);
+		used = reclaim_used(c);
 		if (used <= limit + slack / 2)
 			break;
 		frees_wait(c);
-		used = cache_bytes_used(c);
+		used = reclaim_used(c);
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
 }
@@ -271,14 +277,17 @@ static bool reclaim_background(struct udc_cache *c)
 	bool more = false;
 
 	while (batches > 0) {
-		size_t used = cache_bytes_used(c);
+		size_t used = reclaim_used(c);
 		if (used <= low + slack / 2)
 			break;
 		pthread_mutex_lock(&c->shrink_lock);
 		size_t due = used_due(c, used);
-		if (due <= low + slack / 2) {
-			/* What is in flight is enough: let it land (not
-			 * holding shrink_lock: the clients' batches go on). */
+		/* A table growth near: the room made must land before the
+		 * evictions take the count across it. */
+		bool growth = c->evict_inflight && cache_bytes_ahead(c);
+		if (due <= low + slack / 2 || growth) {
+			/* What is in flight is enough, or must land first: let it
+			 * land (not holding shrink_lock: the clients' batches go on). */
 			pthread_mutex_unlock(&c->shrink_lock);
 			entry_frees_wait(c);
 			pthread_mutex_lock(&c->shrink_lock);
@@ -308,7 +317,7 @@ static bool reclaim_background(struct udc_cache *c)
 	}
 	for (bool idle = dir_reap_due(c); idle && batches > 0; batches--) {
 		pthread_mutex_lock(&c->shrink_lock);
-		idle = dir_reap(c, DIR_REAP_BATCH, cache_bytes_used(c) > low);
+		idle = dir_reap(c, DIR_REAP_BATCH, reclaim_used(c) > low);
 		pthread_mutex_unlock(&c->shrink_lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)

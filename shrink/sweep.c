@@ -61,6 +61,10 @@
 #define NEG_SHARE_MIN 5
 #define NEG_SHARE_MAX 60
 #define ADAPT_MS 200
+/* Promoted copies are allocated now and their old slots freed a grace
+ * period later: past this many bytes of them, the sweep waits for it, so
+ * that promotions never push bytes_used past the bound. */
+#define PROMOTE_INFLIGHT_MAX ((size_t)128 << 10)
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u
 #define GHOST_MAX_SLOTS (1u << 24)
@@ -213,6 +217,7 @@ bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
 struct sweep_pass {
 	struct udc_cache *c;
 	size_t evicted;     /* slot bytes */
+	size_t promoted;    /* slot bytes copied and not yet waited for */
 	bool ageing;        /* evictions count as aged */
 };
 
@@ -289,7 +294,10 @@ static void visit_probation(void *arg, void *obj)
 	if (!stale && atomic_load_explicit(&e->hits, memory_order_relaxed)) {
 		struct slab *s = c->slabs[e->kind];
 		unsigned cls = slab_page_class(slab_page_of(e));
-		if (slab_relocate_to(s, e, entry_main_class(cls), promote_move, c) != -ENOMEM)
+		int v = slab_relocate_to(s, e, entry_main_class(cls), promote_move, c);
+		if (v == SLAB_MOVED)
+			sp->promoted += slab_class_size(s, cls);
+		if (v != -ENOMEM)
 			return;   /* promoted, or dropped or left by entry_move */
 		/* no room for the copy: evicted instead */
 	}
@@ -323,9 +331,14 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 	struct slab *s = sp->c->slabs[kind];
 	size_t done = 0;
 
-	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2)
+	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2) {
 		done += slab_sweep(s, cls, budget - done, stamp_max, NULL,
 				   main ? visit_main : visit_probation, sp);
+		if (sp->promoted >= PROMOTE_INFLIGHT_MAX) {
+			entry_frees_wait(sp->c);   /* the old copies go (see above) */
+			sp->promoted = 0;
+		}
+	}
 	return done;
 }
 
