@@ -8,10 +8,8 @@
  *
  * bytes_used = every allocation made through engine/alloc.c (entries,
  * external names, directory objects, stats chunks, free batches, the
- * cache struct) + the name and directory tables' bucket arrays.  liburcu
- * 0.13 does not expose a table's bucket count, so bucket memory is an
- * upper estimate: 16 bytes (one struct cds_lfht_node) per bucket for
- * next_pow2(entries) buckets, the size rculfhash's auto-resize grows to.
+ * cache struct) + the name and directory tables' bucket arrays (16 bytes
+ * a bucket; the tables are sized here, see "Table sizes").
  *
  * Locking: none of its own; udc_destroy runs alone (the caller's promise).
  *
@@ -30,6 +28,7 @@
 #include <unistd.h>
 
 #define MIN_BUCKETS 1024
+#define TABLE_GROW_LOAD 4   /* nodes per bucket past which a table grows */
 
 #define UDC_STR2(x) #x
 #define UDC_STR(x) UDC_STR2(x)
@@ -47,16 +46,18 @@ static bool membarrier_available(void)
 }
 
 /*
- * The bucket count of an rculfhash table, modelled (liburcu does not tell
- * it).  Our tables auto-resize with node accounting, and liburcu 0.13's
- * policy (rculfhash.c: check_resize, ht_count_add/ht_count_del) is: below
- * small_max = 1024 x (configured CPUs rounded up to a power of two) nodes,
- * grow by chain length (to small_max buckets, and never shrink); above it, when the node
- * count reaches a power of two n, grow to n buckets if n >= 8 x buckets,
- * and on the way down shrink to n buckets if n < 8 x buckets.  The model
- * applies the same rule to our exact count at its powers of two (liburcu's
- * count is committed in steps of 1024 per CPU, so the model runs a little
- * ahead of the table), and bytes_used counts 16 bytes per modelled bucket.
+ * Table sizes.  The tables do not auto-resize: liburcu 0.13's policy
+ * (rculfhash.c: ht_count_add/ht_count_del) acts only when its count,
+ * committed in steps of 1024, lands on a power of two: it grows 8-fold at
+ * once, "shrinks" on the way down to the count even when that is a growth,
+ * and a table whose count dipped once is left with chains of dozens
+ * (measured: a 16 MiB trickle ran 8x slower in a third of the runs).  So
+ * the reclaim passes size them (cache_tables_resize): a table grows to
+ * table_target(count) buckets once its count passes TABLE_GROW_LOAD per
+ * bucket, when the memory for it is there (reclaim_used counts a growth
+ * due, so eviction makes the room first), and shrinks to it under half a
+ * node per bucket.  bytes_used counts 16 bytes (a struct cds_lfht_node)
+ * per bucket the table has.
  */
 static size_t pow2_at_least(size_t n)
 {
@@ -67,67 +68,75 @@ static size_t pow2_at_least(size_t n)
 	return p;
 }
 
-void table_model_init(struct table_model *t)
+/* Two nodes per bucket at most, after a resize. */
+static size_t table_target(int64_t count)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	size_t t = pow2_at_least(count > 0 ? (size_t)count / 2 : 0);
 
-	t->small_max = (size_t)1024 * pow2_at_least(cpus > 0 ? (size_t)cpus : 1);
-	/* Chains of three come early in a 1024-bucket table: it is at
-	 * small_max after its first few hundred nodes.  Count it there. */
-	atomic_init(&t->buckets, t->small_max > MIN_BUCKETS ? t->small_max : MIN_BUCKETS);
+	return t > MIN_BUCKETS ? t : MIN_BUCKETS;
 }
 
-void table_model_count(struct table_model *t, int64_t count, bool added)
+/* The bytes a due growth of a table would add (0 if none is due). */
+static size_t table_growth(const _Atomic size_t *buckets, int64_t count)
 {
-	size_t n = count > 0 ? (size_t)count : 0;
+	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
-	/* Only at powers of two, as liburcu; small tables are sized by chain
-	 * length (at small_max from the start, see init) and never shrink. */
-	if ((n & (n - 1)) || n < t->small_max)
-		return;
-	size_t b = atomic_load_explicit(&t->buckets, memory_order_relaxed);
-	/* liburcu resizes to n: on an add when n >= 8 x buckets, on a delete
-	 * when n < 8 x buckets (a "shrink" that may grow, as there). */
-	if (added ? n >= 8 * b : n < 8 * b)
-		/* relaxed: an estimate for accounting; a racing update may win */
-		atomic_store_explicit(&t->buckets, n, memory_order_relaxed);
+	if (count <= 0 || (size_t)count <= TABLE_GROW_LOAD * b)
+		return 0;
+	return (table_target(count) - b) * sizeof(struct cds_lfht_node);
+}
+
+/* Under half a node per bucket: back to table_target (two at most). */
+static bool table_shrink_due(const _Atomic size_t *buckets, int64_t count)
+{
+	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
+
+	return b > MIN_BUCKETS && (count <= 0 || (size_t)count < b / 2);
 }
 
 size_t cache_bytes_used(struct udc_cache *c)
 {
-	size_t buckets = atomic_load_explicit(&c->names_model.buckets, memory_order_relaxed) +
-			 atomic_load_explicit(&c->dirs_model.buckets, memory_order_relaxed);
+	size_t buckets = atomic_load_explicit(&c->names_buckets, memory_order_relaxed) +
+			 atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed);
 
 	return atomic_load_explicit(&c->bytes, memory_order_relaxed) + entry_slabs_bytes(c) +
 	       buckets * sizeof(struct cds_lfht_node);
 }
 
-/*
- * What a table's next growth will add when its count is near it (0
- * otherwise): liburcu resizes to the count at a power of two, so a table
- * grows 8-fold at once on an add (count >= 8 x buckets), and, on a delete
- * through a power of two above its size, to that power (table_model_count).
- * Near means within a quarter of the way.
- */
-static size_t table_growth_ahead(struct table_model *t, int64_t count)
-{
-	size_t n = count > 0 ? (size_t)count : 0;
-	size_t b = atomic_load_explicit(&t->buckets, memory_order_relaxed);
-	size_t up = pow2_at_least(n + 1), down = up / 2, grow = 0;
+/* relaxed (the counts, here and below): sizes follow them loosely */
+#define NR_ENTRIES(c) atomic_load_explicit(&(c)->nr_entries, memory_order_relaxed)
+#define NR_DIRS(c) atomic_load_explicit(&(c)->nr_dirs, memory_order_relaxed)
 
-	if (up >= t->small_max && up >= 8 * b && 4 * n >= 3 * up)
-		grow = up - b;
-	if (down >= t->small_max && down > b && 4 * n <= 5 * down && down - b > grow)
-		grow = down - b;
-	return grow * sizeof(struct cds_lfht_node);
+size_t cache_tables_growth(struct udc_cache *c)
+{
+	return table_growth(&c->names_buckets, NR_ENTRIES(c)) +
+	       table_growth(&c->dirs_buckets, NR_DIRS(c));
 }
 
-size_t cache_bytes_ahead(struct udc_cache *c)
+bool cache_tables_resize_due(struct udc_cache *c)
 {
-	return table_growth_ahead(&c->names_model,
-				  atomic_load_explicit(&c->nr_entries, memory_order_relaxed)) +
-	       table_growth_ahead(&c->dirs_model,
-				  atomic_load_explicit(&c->nr_dirs, memory_order_relaxed));
+	return cache_tables_growth(c) || table_shrink_due(&c->names_buckets, NR_ENTRIES(c)) ||
+	       table_shrink_due(&c->dirs_buckets, NR_DIRS(c));
+}
+
+static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t count,
+			 size_t *room)
+{
+	size_t grow = table_growth(buckets, count);
+
+	if (grow ? grow > *room : !table_shrink_due(buckets, count))
+		return;
+	size_t target = table_target(count);
+	cds_lfht_resize(ht, target);   /* liburcu does the work in this thread */
+	/* relaxed: read for accounting only */
+	atomic_store_explicit(buckets, target, memory_order_relaxed);
+	*room -= grow;
+}
+
+void cache_tables_resize(struct udc_cache *c, size_t room)
+{
+	table_resize(c->names, &c->names_buckets, NR_ENTRIES(c), &room);
+	table_resize(c->dirs, &c->dirs_buckets, NR_DIRS(c), &room);
 }
 
 static int config_check(const struct udc_config *cfg)
@@ -145,8 +154,7 @@ static int config_check(const struct udc_config *cfg)
 
 static struct cds_lfht *table_new(void)
 {
-	return cds_lfht_new(MIN_BUCKETS, MIN_BUCKETS, 0,
-			    CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+	return cds_lfht_new(MIN_BUCKETS, MIN_BUCKETS, 0, 0, NULL);   /* sized by us (above) */
 }
 
 udc_cache *udc_create(const struct udc_config *cfg)
@@ -177,8 +185,8 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	c->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	c->membarrier = membarrier_available();
-	table_model_init(&c->names_model);
-	table_model_init(&c->dirs_model);
+	atomic_init(&c->names_buckets, MIN_BUCKETS);
+	atomic_init(&c->dirs_buckets, MIN_BUCKETS);
 	dir_reap_init(c);
 	atomic_init(&c->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
 	udc_spin_init(&c->free_lock);

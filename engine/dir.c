@@ -134,8 +134,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 		}
 		/* A dead one was in the way; it is out of the table now. */
 	}
-	table_model_count(&c->dirs_model,
-			  atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed) + 1, true);
+	atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
 	return d;
 }
 
@@ -202,8 +201,7 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 	rcu_read_lock();
 	cds_lfht_del(c->dirs, &d->node);   /* -ENOENT if a pinner helped */
 	rcu_read_unlock();
-	table_model_count(&c->dirs_model,
-			  atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed) - 1, false);
+	atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
 	d->cache = c;   /* children is empty and nobody reads it any more */
 	call_rcu(&d->rcu, dir_free_rcu);
 	return true;

@@ -185,12 +185,6 @@ struct free_batch {
 	struct udc_entry *ents[FREE_BATCH];
 };
 
-/* The modelled bucket count of an rculfhash table (engine/cache.c). */
-struct table_model {
-	_Atomic size_t buckets;
-	size_t small_max;                 /* below this many nodes, chain-length growth */
-};
-
 struct udc_cache {
 	/* --- read-mostly: every call reads these --- */
 	struct cds_lfht *names;           /* entries by hash(dir, name) */
@@ -212,8 +206,8 @@ struct udc_cache {
 	_Atomic int64_t nr_dirs;
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
 	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
-	struct table_model names_model;   /* bucket counts, for bytes_used */
-	struct table_model dirs_model;
+	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set under */
+	_Atomic size_t dirs_buckets;      /* shrink_lock, read relaxed for bytes_used) */
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
 	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (shrink_lock) */
 	struct cds_list_head dirs_idle;   /* idle dirs kept for their parent (shrink_lock), oldest first */
@@ -473,13 +467,14 @@ void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delt
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
-/* The bytes the hash tables' next growth will add, when it is near: reclaim
- * makes room for it ahead, so that the jump never passes the bound. */
-size_t cache_bytes_ahead(struct udc_cache *c);
+
 void stats_sum(struct udc_cache *c, struct thread_stats *sum);   /* every thread's counters */
-void table_model_init(struct table_model *t);
-/* A table now holds @count nodes, after an add (@added) or a delete. */
-void table_model_count(struct table_model *t, int64_t count, bool added);
+/* The bytes the tables' due growths would add (reclaim makes room first). */
+size_t cache_tables_growth(struct udc_cache *c);
+bool cache_tables_resize_due(struct udc_cache *c);
+/* Resize the tables that are due, growing only within @room bytes;
+ * shrink_lock held, outside rcu_read_lock; blocks for the resize. */
+void cache_tables_resize(struct udc_cache *c, size_t room);
 int engine_check(struct udc_cache *c);   /* the validator: 0 or -EUCLEAN, prints why */
 
 #endif

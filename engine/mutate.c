@@ -86,10 +86,8 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		admit_client_count(c, e, -1);
 		stat_add(ts, neg_dropped, 1);
 	}
-	/* relaxed: size estimates for accounting and compaction */
-	table_model_count(&c->names_model,
-			  atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed) - 1,
-			  false);
+	/* relaxed: size estimates for accounting, table sizes and compaction */
+	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
 	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
@@ -123,10 +121,8 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		admit_client_count(c, e, 1);
 		stat_add(ts, neg_added, 1);
 	}
-	/* relaxed: size estimates for accounting and compaction */
-	table_model_count(&c->names_model,
-			  atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed) + 1,
-			  true);
+	/* relaxed: size estimates for accounting, table sizes and compaction */
+	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 
 	/* release: a sweeper that reads 1 (acquire) sees the entry's fields */

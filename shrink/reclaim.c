@@ -22,7 +22,8 @@
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
  *   of eviction, an ageing batch or a compaction batch).  thread_lock
  *   protects thread_stop and is never held with another lock.
- *   rcu_barrier() is called with shrink_lock held: no RCU callback takes it.
+ *   rcu_barrier(), synchronize_rcu() (slab_hold_end) and cds_lfht_resize()
+ *   are called with shrink_lock held: no RCU callback and no reader takes it.
  *
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
@@ -37,7 +38,7 @@
 #define RECLAIM_INLINE_ROUNDS 4
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
-#define RECLAIM_THREAD_BYTES ((size_t)256 << 10)   /* eviction per shrink_lock hold */
+#define RECLAIM_THREAD_BYTES ((size_t)64 << 10)    /* eviction per shrink_lock hold */
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
@@ -70,10 +71,21 @@ static size_t reclaim_slack(size_t limit)
 	return one > ((size_t)1 << 20) ? one : (size_t)1 << 20;
 }
 
-/* bytes_used as reclaim sees it: with the tables' growth to come. */
+/* bytes_used as reclaim sees it: with the tables' due growth, which is
+ * made only once there is room for it (tables_resize). */
 static size_t reclaim_used(struct udc_cache *c)
 {
-	return cache_bytes_used(c) + cache_bytes_ahead(c);
+	return cache_bytes_used(c) + cache_tables_growth(c);
+}
+
+/* Resize the tables that are due, within the room under the limit;
+ * shrink_lock held. */
+static void tables_resize(struct udc_cache *c)
+{
+	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	size_t used = cache_bytes_used(c);
+
+	cache_tables_resize(c, limit > used ? limit - used : 0);
 }
 
 /*
@@ -143,6 +155,18 @@ static size_t reclaim_evict(struct udc_cache *c, size_t bytes)
 	return got;
 }
 
+/* reclaim_evict, with the frees landed when it returns (slab_hold: two
+ * grace periods of our own, not liburcu's call_rcu thread, which sleeps
+ * 10 ms between batches), shrink_lock held. */
+static size_t reclaim_evict_landed(struct udc_cache *c, size_t bytes)
+{
+	slab_hold_begin();
+	size_t got = reclaim_evict(c, bytes);
+	slab_hold_end();
+	c->evict_seen_used = reclaim_used(c);   /* what fell was ours, none in flight */
+	return got;
+}
+
 /* Without the thread: a batch of the directories that went idle. */
 static void reap_inline(struct udc_cache *c)
 {
@@ -171,6 +195,14 @@ void reclaim_inline(struct udc_cache *c)
 	age_inline(c);
 	stale_inline(c);
 	reap_inline(c);
+	if (cache_tables_resize_due(c)) {
+		if (c->thread_running) {
+			reclaim_thread_kick(c);
+		} else if (!pthread_mutex_trylock(&c->shrink_lock)) {
+			tables_resize(c);   /* blocks this call for the resize */
+			pthread_mutex_unlock(&c->shrink_lock);
+		}
+	}
 	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t used = reclaim_used(c);
@@ -208,7 +240,7 @@ void reclaim_inline(struct udc_cache *c)
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		size_t due = used_due(c, used);
 		if (due > limit)
-			evicted_now(c, reclaim_evict(c, due - limit + slack / 4));
+			reclaim_evict_landed(c, due - limit + slack / 4);
 		used = reclaim_used(c);
 		if (used <= limit + slack / 2)
 			break;
@@ -259,6 +291,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 		while (rounds-- > 0 && dir_reap(c, DIR_REAP_BATCH, freed < bytes))
 			;
 		frees_wait(c);
+		tables_resize(c);   /* shrinks the tables that are now too big */
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
 	return freed;
@@ -282,12 +315,9 @@ static bool reclaim_background(struct udc_cache *c)
 			break;
 		pthread_mutex_lock(&c->shrink_lock);
 		size_t due = used_due(c, used);
-		/* A table growth near: the room made must land before the
-		 * evictions take the count across it. */
-		bool growth = c->evict_inflight && cache_bytes_ahead(c);
-		if (due <= low + slack / 2 || growth) {
-			/* What is in flight is enough, or must land first: let it
-			 * land (not holding shrink_lock: the clients' batches go on). */
+		if (due <= low) {
+			/* What is in flight is enough: let it land (not
+			 * holding shrink_lock: the clients' batches go on). */
 			pthread_mutex_unlock(&c->shrink_lock);
 			entry_frees_wait(c);
 			pthread_mutex_lock(&c->shrink_lock);
@@ -297,13 +327,17 @@ static bool reclaim_background(struct udc_cache *c)
 			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = reclaim_evict(c, want);
-		evicted_now(c, got);
+		size_t got = reclaim_evict_landed(c, want);
 		pthread_mutex_unlock(&c->shrink_lock);
 		batches--;
 		if (got == 0)
 			break;   /* nothing evictable now (others' open pages, pending frees) */
 		more = batches == 0;
+	}
+	if (cache_tables_resize_due(c)) {
+		pthread_mutex_lock(&c->shrink_lock);
+		tables_resize(c);
+		pthread_mutex_unlock(&c->shrink_lock);
 	}
 	for (bool aged_all = false; !aged_all && batches > 0; batches--) {
 		pthread_mutex_lock(&c->shrink_lock);

@@ -335,7 +335,8 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 		done += slab_sweep(s, cls, budget - done, stamp_max, NULL,
 				   main ? visit_main : visit_probation, sp);
 		if (sp->promoted >= PROMOTE_INFLIGHT_MAX) {
-			entry_frees_wait(sp->c);   /* the old copies go (see above) */
+			if (!slab_hold_flush())   /* the old copies go (see above) */
+				entry_frees_wait(sp->c);
 			sp->promoted = 0;
 		}
 	}

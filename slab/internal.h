@@ -115,6 +115,7 @@ struct slab_page {
 	struct cds_list_head link;  /* on cls->pages, by age */
 	struct cds_list_head plink; /* on cls->partial when PARTIAL */
 	struct rcu_head rcu;	    /* the release after a grace period */
+	struct slab_page *dead_next; /* on slab_hold_end's chain of pages it emptied */
 	struct slab *slab;
 
 	uint16_t next[]; /* free-list links by slot index */
@@ -140,6 +141,7 @@ struct slab_class {
 /* A batch of objects freed together after one grace period. */
 struct slab_batch {
 	struct rcu_head rcu;
+	struct slab_batch *held_next; /* on the thread's held chain (slab_hold_begin) */
 	struct slab *slab;
 	unsigned n;
 	void *obj[SLAB_BATCH];
@@ -171,6 +173,10 @@ struct slab {
 
 /* slab.c: true while this thread runs slab_compact (refill policy). */
 extern __thread bool slab_tls_compacting;
+/* slab.c: while slab_hold_end frees, the pages it empties are chained here
+ * (released after its own grace period) instead of going to call_rcu. */
+extern __thread bool slab_tls_capturing;
+extern __thread struct slab_page *slab_tls_captured;
 
 /* The calling thread's identity for page ownership. */
 void *slab_thread_token(void);
@@ -178,6 +184,7 @@ void *slab_thread_token(void);
 /* page.c */
 struct slab_page *slab_page_new(struct slab_class *c);
 void slab_page_release_locked(struct slab_page *p);
+void slab_page_free_dead(struct slab_page *p);   /* a DEAD page, a grace period later */
 void slab_page_requeue_locked(struct slab_page *p);   /* newest of its class now */
 uint32_t slab_page_collect(struct slab_page *p);
 void *slab_page_pop(struct slab_page *p);

@@ -20,7 +20,8 @@
  *   The remote list's pushes are release CASes (slab.c) and collect takes
  *   the list with an acquire exchange: the collector sees the next[] links
  *   each pusher wrote before its push.
- *   A page is released with call_rcu: remote freers touch the page header
+ *   A page is released with call_rcu (or, emptied by slab_hold_end, after
+ *   its own synchronize_rcu): remote freers touch the page header
  *   after their push inside rcu_read_lock, so the header stays valid (and
  *   of the same class) until they are done.
  *   collect lowers remote_n with release after lowering used: a remote
@@ -169,9 +170,8 @@ uint32_t slab_page_collect(struct slab_page *p)
 	return k;
 }
 
-static void page_free_rcu(struct rcu_head *head)
+void slab_page_free_dead(struct slab_page *p)
 {
-	struct slab_page *p = caa_container_of(head, struct slab_page, rcu);
 	struct slab *s = p->slab;
 
 	atomic_fetch_sub_explicit(&s->nr_pending, 1, memory_order_relaxed);
@@ -184,6 +184,11 @@ static void page_free_rcu(struct rcu_head *head)
 	pthread_mutex_unlock(&s->retained_lock);
 	if (p)
 		slab_page_free_mem(s, p);
+}
+
+static void page_free_rcu(struct rcu_head *head)
+{
+	slab_page_free_dead(caa_container_of(head, struct slab_page, rcu));
 }
 
 /* Make @p (not DEAD) the newest page of its class, cls->lock held. */
@@ -211,6 +216,11 @@ void slab_page_release_locked(struct slab_page *p)
 	cds_list_del(&p->link);
 	p->cls->nr_pages--;
 	atomic_fetch_add_explicit(&s->nr_pending, 1, memory_order_relaxed);
+	if (slab_tls_capturing) {   /* slab_hold_end waits for its grace period */
+		p->dead_next = slab_tls_captured;
+		slab_tls_captured = p;
+		return;
+	}
 	call_rcu(&p->rcu, page_free_rcu);
 }
 

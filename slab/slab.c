@@ -46,7 +46,9 @@
  *   (c) The remote freer touches the header after its push inside
  *       rcu_read_lock; pages are released with call_rcu (page.c).
  *   (d) slab_free_rcu: the caller unpublished the object before; call_rcu
- *       runs the batch after every reader that could have found it.
+ *       runs the batch after every reader that could have found it (or,
+ *       held, slab_hold_end frees it after its own synchronize_rcu, and
+ *       releases the pages it emptied after a second one, for (c)).
  *
  * Limitations (this version): partial pages are found by a bounded scan
  * of the partial list (SLAB_PARTIAL_SCAN, rotating the ones skipped), not
@@ -78,6 +80,10 @@ struct slab_tls {
 };
 
 static __thread struct slab_tls tls[SLAB_TLS_WAYS];
+static __thread bool tls_holding;                /* slab_hold_begin .. slab_hold_end */
+static __thread struct slab_batch *tls_held;     /* full batches kept meanwhile */
+__thread bool slab_tls_capturing;
+__thread struct slab_page *slab_tls_captured;
 static __thread char tls_token;
 static __thread bool tls_keyed;
 static pthread_key_t exit_key;
@@ -256,6 +262,17 @@ static struct slab *registry_find_locked(uint64_t id)
 
 static void batch_free_rcu(struct rcu_head *head);
 
+/* A full (or flushed) batch: to call_rcu, or kept for slab_hold_end. */
+static void batch_queue(struct slab_batch *b)
+{
+	if (tls_holding) {
+		b->held_next = tls_held;
+		tls_held = b;
+		return;
+	}
+	call_rcu(&b->rcu, batch_free_rcu); /* (d) */
+}
+
 /* Hand a way's batch to call_rcu and retire its pages; the slab is alive. */
 static void way_release(struct slab_tls *t)
 {
@@ -266,7 +283,7 @@ static void way_release(struct slab_tls *t)
 	}
 	if (t->batch) {
 		if (t->batch->n)
-			call_rcu(&t->batch->rcu, batch_free_rcu);
+			batch_queue(t->batch);
 		else {
 			atomic_fetch_sub_explicit(&t->s->meta_bytes, sizeof(*t->batch),
 						  memory_order_relaxed);
@@ -480,9 +497,8 @@ void slab_free_now(struct slab *s, void *obj)
 	remote_free(p, i);
 }
 
-static void batch_free_rcu(struct rcu_head *head)
+static void batch_free(struct slab_batch *b)
 {
-	struct slab_batch *b = caa_container_of(head, struct slab_batch, rcu);
 	struct slab *s = b->slab;
 
 	for (unsigned i = 0; i < b->n; i++) {
@@ -494,6 +510,11 @@ static void batch_free_rcu(struct rcu_head *head)
 	}
 	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 	free(b);
+}
+
+static void batch_free_rcu(struct rcu_head *head)
+{
+	batch_free(caa_container_of(head, struct slab_batch, rcu));
 }
 
 void slab_free_rcu(struct slab *s, void *obj)
@@ -519,7 +540,7 @@ void slab_free_rcu(struct slab *s, void *obj)
 	b->obj[b->n++] = obj;
 	if (b->n == SLAB_BATCH) {
 		t->batch = NULL;
-		call_rcu(&b->rcu, batch_free_rcu); /* (d) */
+		batch_queue(b);
 	}
 }
 
@@ -528,8 +549,52 @@ void slab_rcu_flush(struct slab *s)
 	struct slab_tls *t = tls_find(s);
 
 	if (t && t->batch && t->batch->n) {
-		call_rcu(&t->batch->rcu, batch_free_rcu);
+		batch_queue(t->batch);
 		t->batch = NULL;
+	}
+}
+
+void slab_hold_begin(void)
+{
+	udc_assert(!tls_holding);
+	tls_holding = true;
+}
+
+bool slab_hold_flush(void)
+{
+	if (!tls_holding)
+		return false;
+	slab_hold_end();
+	slab_hold_begin();
+	return true;
+}
+
+void slab_hold_end(void)
+{
+	udc_assert(tls_holding && !rcu_read_ongoing());
+	for (unsigned w = 0; w < SLAB_TLS_WAYS; w++)
+		if (tls[w].id && tls[w].batch && tls[w].batch->n) {
+			batch_queue(tls[w].batch);
+			tls[w].batch = NULL;
+		}
+	tls_holding = false;
+	if (!tls_held)
+		return;
+	synchronize_rcu();   /* (d): every reader that could find the objects is done */
+	slab_tls_capturing = true;
+	while (tls_held) {
+		struct slab_batch *b = tls_held;
+		tls_held = b->held_next;
+		batch_free(b);
+	}
+	slab_tls_capturing = false;
+	if (!slab_tls_captured)
+		return;
+	synchronize_rcu();   /* (c): remote freers are done with the emptied headers */
+	while (slab_tls_captured) {
+		struct slab_page *p = slab_tls_captured;
+		slab_tls_captured = p->dead_next;
+		slab_page_free_dead(p);
 	}
 }
 

@@ -120,6 +120,19 @@ void slab_free_rcu(struct slab *s, void *obj);
 /* Hand the calling thread's pending slab_free_rcu() batch to call_rcu(). */
 void slab_rcu_flush(struct slab *s);
 
+/*
+ * Between slab_hold_begin() and slab_hold_end(), this thread's RCU frees
+ * (of every slab) are kept instead of going to call_rcu; slab_hold_end()
+ * waits for a grace period itself, frees them, and releases the pages they
+ * emptied after a second one: the memory is back when it returns, without
+ * waiting for liburcu's call_rcu thread (which sleeps 10 ms between
+ * batches).  Not inside a read-side section; the slabs must outlive it.
+ */
+void slab_hold_begin(void);
+void slab_hold_end(void);
+/* Inside a hold: land what it kept so far and hold on (true); else false. */
+bool slab_hold_flush(void);
+
 /* Flush this thread's batch and wait until every RCU free queued so far is
  * done, and the pages they emptied are released (two rcu_barrier calls).
  * Not inside a read-side section. */
