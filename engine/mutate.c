@@ -483,7 +483,11 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	ck_sequence_write_end(&c->rename_seq);
 	pthread_mutex_unlock(&c->rename_lock);
 	name_op_done(c, &op);
-	reclaim_inline(c);
+	/* Only an allocation (the negative left) calls for reclaim here: the
+	 * directory's garbage is swept by the passes that follow, and rmdir
+	 * itself stays O(1). */
+	if (neg)
+		reclaim_inline(c);
 	return 0;
 }
 

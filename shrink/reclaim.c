@@ -42,6 +42,7 @@
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
+#define STALE_INLINE_BATCH 256                     /* the same in a call: about 80 us here */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
@@ -185,7 +186,7 @@ static void stale_inline(struct udc_cache *c)
 		return;
 	if (pthread_mutex_trylock(&c->shrink_lock))
 		return;
-	sweep_stale(c, STALE_BATCH);
+	sweep_stale(c, STALE_INLINE_BATCH);
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
