@@ -27,8 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MIN_BUCKETS 1024
-#define TABLE_GROW_LOAD 4   /* nodes per bucket past which a table grows */
+#define MIN_BUCKETS 2048
+#define TABLE_GROW_LOAD 2   /* nodes per bucket past which a table grows */
 
 #define UDC_STR2(x) #x
 #define UDC_STR(x) UDC_STR2(x)
@@ -53,10 +53,10 @@ static bool membarrier_available(void)
  * and a table whose count dipped once is left with chains of dozens
  * (measured: a 16 MiB trickle ran 8x slower in a third of the runs).  So
  * the reclaim passes size them (cache_tables_resize): a table grows to
- * table_target(count) buckets once its count passes TABLE_GROW_LOAD per
- * bucket, when the memory for it is there (reclaim_used counts a growth
- * due, so eviction makes the room first), and shrinks to it under half a
- * node per bucket.  bytes_used counts 16 bytes (a struct cds_lfht_node)
+ * table_target(count) buckets (one to two nodes each) once its count
+ * passes TABLE_GROW_LOAD per bucket, when the memory for it is there
+ * (reclaim_used counts a growth due, so eviction makes the room first),
+ * and shrinks to it under a quarter node per bucket.  bytes_used counts 16 bytes (a struct cds_lfht_node)
  * per bucket the table has.
  */
 static size_t pow2_at_least(size_t n)
@@ -68,10 +68,10 @@ static size_t pow2_at_least(size_t n)
 	return p;
 }
 
-/* Two nodes per bucket at most, after a resize. */
+/* One to two nodes per bucket, after a resize. */
 static size_t table_target(int64_t count)
 {
-	size_t t = pow2_at_least(count > 0 ? (size_t)count / 2 : 0);
+	size_t t = pow2_at_least(count > 0 ? (size_t)count : 0) / 2;
 
 	return t > MIN_BUCKETS ? t : MIN_BUCKETS;
 }
@@ -86,12 +86,12 @@ static size_t table_growth(const _Atomic size_t *buckets, int64_t count)
 	return (table_target(count) - b) * sizeof(struct cds_lfht_node);
 }
 
-/* Under half a node per bucket: back to table_target (two at most). */
+/* Under a quarter node per bucket: back to table_target. */
 static bool table_shrink_due(const _Atomic size_t *buckets, int64_t count)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
-	return b > MIN_BUCKETS && (count <= 0 || (size_t)count < b / 2);
+	return b > MIN_BUCKETS && (count <= 0 || (size_t)count < b / 4);
 }
 
 size_t cache_bytes_used(struct udc_cache *c)

@@ -89,8 +89,8 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	echo
 	echo "bytes_used (all of it: slab pages, external names, directory objects, hash buckets,"
 	echo "stats) divided by the entries held, after preloading 2,000,000 names over 64 directories."
-	echo "Hash buckets count 16 bytes each; the tables are sized by udcache (two nodes a bucket"
-	echo "after a growth, growth past four), so at 2,000,000 entries the table has 2^20 buckets."
+	echo "Hash buckets count 16 bytes each; the tables are sized by udcache (one to two nodes"
+	echo "a bucket after a growth, growth past two), so at 2,000,000 entries the table has 2^20 buckets."
 	echo "Anchors (negatives): Linux about 206 bytes, NetBSD 128,"
 	echo "FreeBSD 104; target 80 for 24-byte names."
 	echo
