@@ -240,15 +240,21 @@ bool attr_valid(const struct udc_attr *attr)
 	       attr->flags == 0;
 }
 
-/* Forget dir d's contents: complete flag, parent, then the generation. */
-static void dir_forget(struct udc_cache *c, struct udc_dir *d, bool forget_parent)
+/* Forget directory ino's contents, if it has an object: complete flag,
+ * parent, then the generation.  No object: nothing cached and nothing in
+ * flight in it (calls in flight pin theirs). */
+static void dir_forget(struct udc_cache *c, udc_ino ino)
 {
+	struct udc_dir *d = ino != UDC_INO_NONE ? dir_find(c, ino) : NULL;
+
+	if (!d)
+		return;
 	sweep_stale_note(c, d);   /* the entries left behind: garbage to sweep */
 	/* seq_cst RMW: cleared before the release bump below (see Ordering) */
 	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_COMPLETE);
-	if (forget_parent)
-		atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
+	atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
 	dir_bump_gen(d);
+	dir_put(c, d);
 }
 
 /* udc_add(dir, "..", attr): record the parent of dir. */
@@ -435,12 +441,7 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir)
 	if (!c || dir == UDC_INO_NONE)
 		return -EINVAL;
 	thread_enter();
-	/* No directory object: nothing cached and nothing in flight in dir. */
-	struct udc_dir *d = dir_find(c, dir);
-	if (d) {
-		dir_forget(c, d, true);
-		dir_put(c, d);
-	}
+	dir_forget(c, dir);
 	return 0;
 }
 
@@ -475,11 +476,7 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	pthread_mutex_unlock(&op.s->lock);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
-	struct udc_dir *d = dir != UDC_INO_NONE ? dir_find(c, dir) : NULL;
-	if (d) {
-		dir_forget(c, d, true);
-		dir_put(c, d);
-	}
+	dir_forget(c, dir);
 	ck_sequence_write_end(&c->rename_seq);
 	pthread_mutex_unlock(&c->rename_lock);
 	name_op_done(c, &op);
@@ -590,13 +587,8 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 		dir_put(c, moved_dir);
 	}
 	/* A directory replaced at the target is gone. */
-	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino) {
-		struct udc_dir *gone = dir_find(c, target.ino);
-		if (gone) {
-			dir_forget(c, gone, true);
-			dir_put(c, gone);
-		}
-	}
+	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
+		dir_forget(c, target.ino);
 
 	stripes_unlock(o.s, n.s);
 	ck_sequence_write_end(&c->rename_seq);
