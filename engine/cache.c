@@ -56,8 +56,8 @@ static bool membarrier_available(void)
  * table_target(count) buckets (one to two nodes each) once its count
  * passes TABLE_GROW_LOAD per bucket, when the memory for it is there
  * (reclaim_used counts a growth due, so eviction makes the room first),
- * and shrinks to it under a quarter node per bucket.  bytes_used counts 16 bytes (a struct cds_lfht_node)
- * per bucket the table has.
+ * and shrinks to it under a quarter node per bucket.  bytes_used counts
+ * 16 bytes (a struct cds_lfht_node) per bucket the table has.
  */
 static size_t pow2_at_least(size_t n)
 {

@@ -16,9 +16,9 @@
  * that holds one is kept on dirs_idle, oldest first, for pressure (its
  * answers are cached facts like any entry: losing one costs a backend
  * call, never a wrong answer).  Freeing is: refs CAS 0 -> DIR_DEAD, out of
- * the table, freed after a grace period.  A pin that finds DIR_DEAD takes the object out of the
- * table itself (a second cds_lfht_del is harmless) and treats the ino as
- * having no object.  So an in-flight call's directory (pinned across the
+ * the table, freed after a grace period.  A pin that finds DIR_DEAD takes
+ * the object out of the table itself (a second cds_lfht_del is harmless)
+ * and treats the ino as having no object.  So an in-flight call's directory (pinned across the
  * backend call) can never be freed and made again with its generation
  * restarted, and "no object" still means "nothing cached, nothing in
  * flight".
@@ -248,7 +248,7 @@ bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
 		budget--;
 	}
 	atomic_store_explicit(&c->dirs_arrived, n, memory_order_relaxed);
-	/* Under pressure, the ones kept for their parent, oldest first. */
+	/* Under pressure, the ones kept for their answers, oldest first. */
 	while (pressure && budget && !cds_list_empty(&c->dirs_idle)) {
 		struct udc_dir *d = cds_list_first_entry(&c->dirs_idle, struct udc_dir, idle);
 		cds_list_del(&d->idle);

@@ -84,9 +84,9 @@ enum dir_flags {
  * mutations do not bounce the line that every hit reads.
  *
  * refs counts what needs the object: each entry in the table and each
- * call holding it (a pin, dir_get/dir_find).  At zero the
- * object is idle and may be freed by the reaper (engine/dir.c), which
- * sets refs to DIR_DEAD first; a dead object is never pinned again.
+ * call holding it (a pin, dir_get/dir_find).  At zero the object is idle
+ * and may be freed by the reaper (engine/dir.c), which sets refs to
+ * DIR_DEAD first; a dead object is never pinned again.
  */
 struct udc_dir {
 	/* --- read by lookups --- */
@@ -210,7 +210,7 @@ struct udc_cache {
 	_Atomic size_t dirs_buckets;      /* shrink_lock, read relaxed for bytes_used) */
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
 	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (shrink_lock) */
-	struct cds_list_head dirs_idle;   /* idle dirs kept for their parent (shrink_lock), oldest first */
+	struct cds_list_head dirs_idle;   /* idle dirs kept for their answers (shrink_lock), oldest first */
 
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
@@ -467,7 +467,6 @@ void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delt
 
 /* ---- engine/cache.c ---- */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
-
 void stats_sum(struct udc_cache *c, struct thread_stats *sum);   /* every thread's counters */
 /* The bytes the tables' due growths would add (reclaim makes room first). */
 size_t cache_tables_growth(struct udc_cache *c);
