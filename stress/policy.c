@@ -112,17 +112,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stress/measure.h"
 #include "stress/stress.h"
 
-#define NS_PER_SEC 1000000000ull
-#define SAMPLE_NS 10000000ull		/* the memory watch's period: 10 ms */
-#define SLOW_CALL_NS 1000000ull		/* a call over 1 ms is counted apart */
-#define BOUND_EXTRA ((uint64_t)1 << 20) /* fail past limit + slack + this */
-#define TRICKLE_DIRS 4			/* trickle's names are spread over these */
 #define SCAN_CLOCK_EVERY 64		/* a scanner reads its clock every 64 calls */
 #define INVAL_CHURN_NAMES 4096		/* the churn thread's working set */
 #define INVAL_CHECK_NAMES 10000		/* dropped names looked up after the call */
-#define NAME_BUF 64
 #define INVAL_FILE_INO ((udc_ino)1 << 40) /* invalidate's positive i is this + i */
 #define BUILD_FILE_INO ((udc_ino)1 << 41) /* buildtrace's header h is this + h */
 
@@ -132,339 +127,6 @@ enum {
 	DIR_OTHER = 1,
 	DIR_SPREAD = 2
 };
-
-/* ---------------------------------------------------------------------- */
-/* Latency: a log-bucketed histogram of nanoseconds, one per thread */
-
-#define LAT_SUB_BITS 4
-#define LAT_SUB (1u << LAT_SUB_BITS)			/* buckets per power of two */
-#define LAT_BUCKETS ((64 - LAT_SUB_BITS + 1) * LAT_SUB) /* up to 2^64 ns */
-
-struct lat_hist {
-	uint64_t n;
-	uint64_t max;
-	uint64_t over_1ms;
-	uint64_t bucket[LAT_BUCKETS];
-};
-
-/* Values below LAT_SUB have a bucket each; above, LAT_SUB per power of two. */
-static inline unsigned lat_index(uint64_t v)
-{
-	unsigned e;
-
-	if (v < LAT_SUB)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v); /* >= LAT_SUB_BITS */
-	return (e - LAT_SUB_BITS + 1) * LAT_SUB +
-	       (unsigned)((v >> (e - LAT_SUB_BITS)) & (LAT_SUB - 1));
-}
-
-/* The largest value bucket i holds. */
-static uint64_t lat_bucket_high(unsigned i)
-{
-	unsigned e, shift;
-
-	if (i < LAT_SUB)
-		return i;
-	e = i / LAT_SUB + LAT_SUB_BITS - 1;
-	shift = e - LAT_SUB_BITS;
-	return ((uint64_t)(LAT_SUB + i % LAT_SUB) << shift) + (((uint64_t)1 << shift) - 1);
-}
-
-static inline void lat_record(struct lat_hist *h, uint64_t ns)
-{
-	h->n++;
-	h->bucket[lat_index(ns)]++;
-	if (ns > h->max)
-		h->max = ns;
-	h->over_1ms += ns > SLOW_CALL_NS;
-}
-
-static void lat_merge(struct lat_hist *dst, const struct lat_hist *src)
-{
-	dst->n += src->n;
-	dst->over_1ms += src->over_1ms;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	for (unsigned i = 0; i < LAT_BUCKETS; i++)
-		dst->bucket[i] += src->bucket[i];
-}
-
-/* The q-quantile (0 < q <= 1): the high end of its bucket, at most the max. */
-static uint64_t lat_quantile(const struct lat_hist *h, double q)
-{
-	uint64_t rank = (uint64_t)ceil(q * (double)h->n), seen = 0;
-
-	if (h->n == 0)
-		return 0;
-	if (rank == 0)
-		rank = 1;
-	for (unsigned i = 0; i < LAT_BUCKETS; i++) {
-		seen += h->bucket[i];
-		if (seen >= rank) {
-			uint64_t v = lat_bucket_high(i);
-
-			return v < h->max ? v : h->max;
-		}
-	}
-	return h->max;
-}
-
-static void rep_latency(struct report *r, const char *key, const char *prefix,
-			const struct lat_hist *h)
-{
-	rep_obj_begin(r, key, prefix);
-	rep_u64(r, "calls", "calls", h->n);
-	rep_u64(r, "p50", "p50", lat_quantile(h, 0.50));
-	rep_u64(r, "p99", "p99", lat_quantile(h, 0.99));
-	rep_u64(r, "p99_9", "p99.9", lat_quantile(h, 0.999));
-	rep_u64(r, "p99_99", "p99.99", lat_quantile(h, 0.9999));
-	rep_u64(r, "max", "max", h->max);
-	rep_u64(r, "over_1ms", "calls over 1 ms", h->over_1ms);
-	rep_obj_end(r);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Threads */
-
-struct stop_flag {
-	alignas(CACHELINE) atomic_bool raised;
-};
-
-/* Relaxed: termination only; the results travel through pthread_join(). */
-static void stop_raise(struct stop_flag *f)
-{
-	atomic_store_explicit(&f->raised, true, memory_order_relaxed);
-}
-
-static bool stop_seen(struct stop_flag *f)
-{
-	return atomic_load_explicit(&f->raised, memory_order_relaxed);
-}
-
-static void thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	int err = pthread_create(t, NULL, fn, arg);
-
-	if (err)
-		die("pthread_create: %s", strerror(err));
-}
-
-static void thread_join(pthread_t t)
-{
-	int err = pthread_join(t, NULL);
-
-	if (err)
-		die("pthread_join: %s", strerror(err));
-}
-
-static void barrier_init(pthread_barrier_t *b, unsigned n)
-{
-	int err = pthread_barrier_init(b, NULL, n);
-
-	if (err)
-		die("pthread_barrier_init: %s", strerror(err));
-}
-
-/* Zeroed, cache-line aligned memory for n per-thread structs. */
-static void *threads_alloc(size_t n, size_t size)
-{
-	size_t bytes = (n * size + CACHELINE - 1) & ~(size_t)(CACHELINE - 1); /* C11's rule */
-	void *p = aligned_alloc(CACHELINE, bytes);
-
-	if (!p)
-		die("out of memory for %zu threads", n);
-	memset(p, 0, bytes);
-	return p;
-}
-
-/* A seeded per-thread PRNG state, never xorshift's fixed point 0. */
-static uint64_t thread_rng(uint64_t seed, unsigned id)
-{
-	uint64_t s = seed ^ mix64(id + 1), v = splitmix64(&s);
-
-	return v ? v : 1;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Memory watch: bytes_used and RSS every SAMPLE_NS */
-
-struct mem_sample {
-	uint64_t t_ns;
-	uint64_t bytes;
-	uint64_t rss;
-};
-
-struct mem_watch {
-	/* Set by main before the sampling starts. */
-	udc_cache *c;
-	uint64_t limit;
-	/* Written by the sampling thread only. */
-	struct mem_sample *s;
-	size_t n, cap;
-	uint64_t max_bytes;
-	uint64_t over_bound; /* samples past limit + slack */
-};
-
-/* The overshoot the contract allows: 1% of the limit or 1 MiB, the larger (API.md). */
-static uint64_t mem_slack(uint64_t limit)
-{
-	return limit / 100 > ((uint64_t)1 << 20) ? limit / 100 : (uint64_t)1 << 20;
-}
-
-static const struct mem_sample *watch_sample(struct mem_watch *w)
-{
-	struct mem_sample *m;
-
-	if (w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 1024;
-		w->s = realloc(w->s, w->cap * sizeof(*w->s));
-		if (!w->s)
-			die("out of memory for %zu memory samples", w->cap);
-	}
-	m = &w->s[w->n++];
-	m->t_ns = now_ns();
-	m->bytes = cache_bytes(w->c);
-	m->rss = rss_bytes();
-	if (m->bytes > w->max_bytes)
-		w->max_bytes = m->bytes;
-	w->over_bound += m->bytes > w->limit + mem_slack(w->limit);
-	return m;
-}
-
-static void watch_free(struct mem_watch *w)
-{
-	free(w->s);
-	w->s = NULL;
-	w->n = w->cap = 0;
-}
-
-/* The absolute time t_ns, as clock_nanosleep's deadline. */
-static struct timespec ns_to_ts(uint64_t t_ns)
-{
-	struct timespec ts = { .tv_sec = (time_t)(t_ns / NS_PER_SEC),
-			       .tv_nsec = (long)(t_ns % NS_PER_SEC) };
-	return ts;
-}
-
-/* Sleep to the next multiple of SAMPLE_NS after *next (never catching up in a burst). */
-static void watch_sleep(uint64_t *next)
-{
-	uint64_t now = now_ns();
-	struct timespec ts;
-
-	*next += SAMPLE_NS;
-	if (*next < now)
-		*next = now;
-	ts = ns_to_ts(*next);
-	sleep_until(&ts);
-}
-
-struct monitor {
-	struct mem_watch w; /* the monitor thread's until joined */
-	struct stop_flag stop;
-	pthread_t tid;
-};
-
-static void *monitor_main(void *arg)
-{
-	struct monitor *m = arg;
-	uint64_t next = now_ns();
-
-	while (!stop_seen(&m->stop)) {
-		watch_sample(&m->w);
-		watch_sleep(&next);
-	}
-	watch_sample(&m->w); /* the reading at the end */
-	return NULL;
-}
-
-static void monitor_start(struct monitor *m, udc_cache *c, uint64_t limit)
-{
-	memset(m, 0, sizeof(*m));
-	m->w.c = c;
-	m->w.limit = limit;
-	atomic_init(&m->stop.raised, false);
-	thread_start(&m->tid, monitor_main, m);
-}
-
-static void monitor_stop(struct monitor *m)
-{
-	stop_raise(&m->stop);
-	thread_join(m->tid);
-}
-
-/* RSS of the first sample at or after t0 + frac * (t1 - t0) (the last one if none). */
-static uint64_t watch_rss_at(const struct mem_watch *w, uint64_t t0, uint64_t t1, double frac)
-{
-	uint64_t t = t0 + (uint64_t)(frac * (double)(t1 - t0));
-
-	for (size_t i = 0; i < w->n; i++)
-		if (w->s[i].t_ns >= t)
-			return w->s[i].rss;
-	return w->n ? w->s[w->n - 1].rss : 0;
-}
-
-/*
- * The object "memory": bytes_used against the limit and the contract's
- * bound, RSS at 10%, 50% and the end of [t0, t1].  Returns true if
- * bytes_used ever passed limit + slack + BOUND_EXTRA (the run fails).
- */
-static bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64_t t1)
-{
-	uint64_t slack = mem_slack(w->limit), bound = w->limit + slack;
-	uint64_t final = w->n ? w->s[w->n - 1].bytes : 0;
-	bool failed = w->max_bytes > bound + BOUND_EXTRA;
-
-	rep_obj_begin(r, "memory", "mem.");
-	rep_u64(r, "limit", "limit", w->limit);
-	rep_u64(r, "slack", "slack", slack);
-	rep_u64(r, "samples", "samples (10 ms)", w->n);
-	rep_u64(r, "bytes_used_max", "bytes_used max", w->max_bytes);
-	rep_u64(r, "bytes_used_final", "bytes_used final", final);
-	rep_f64(r, "max_vs_limit", "max / limit", (double)w->max_bytes / (double)w->limit, 4);
-	rep_i64(r, "max_excess", "max excess over limit", (int64_t)(w->max_bytes - w->limit));
-	rep_bool(r, "exceeded_slack", "ever past limit + slack", w->max_bytes > bound);
-	rep_u64(r, "samples_past_slack", "samples past limit+slack", w->over_bound);
-	rep_bool(r, "failed_bound", "past limit+slack+1MiB", failed);
-	rep_u64(r, "rss_10pct", "RSS at 10%", watch_rss_at(w, t0, t1, 0.1));
-	rep_u64(r, "rss_50pct", "RSS at 50%", watch_rss_at(w, t0, t1, 0.5));
-	rep_u64(r, "rss_end", "RSS at end", w->n ? w->s[w->n - 1].rss : 0);
-	rep_obj_end(r);
-	if (w->max_bytes > bound)
-		rep_warn(r,
-			 "bytes_used reached %" PRIu64 ", %" PRIu64
-			 " bytes past limit + slack (%" PRIu64 ")%s",
-			 w->max_bytes, w->max_bytes - bound, bound,
-			 failed ? ": past the extra 1 MiB too, FAILED" : "");
-	return failed;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Names, directories, the backend */
-
-/* "<prefix><a in hex>-<b in hex>"; buf holds NAME_BUF bytes.  No snprintf in the loops. */
-static size_t policy_name(char *buf, const char *prefix, uint64_t a, uint64_t b)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t k = strlen(prefix);
-	uint64_t v[2] = { a, b };
-
-	memcpy(buf, prefix, k);
-	for (int j = 0; j < 2; j++) {
-		char tmp[16];
-		int n = 0;
-
-		do
-			tmp[n++] = hex[v[j] & 15];
-		while (v[j] >>= 4);
-		while (n)
-			buf[k++] = tmp[--n];
-		if (j == 0)
-			buf[k++] = '-';
-	}
-	return k;
-}
 
 /* Directory k as the name "d<k>" in the root. */
 static void policy_add_dirs(udc_cache *c, unsigned n)
@@ -509,142 +171,6 @@ static udc_cache *policy_cache(const struct options *opt, size_t limit,
 	if (!c)
 		die("udc_create: %s", strerror(errno));
 	return c;
-}
-
-static uint64_t seconds_ns(double s)
-{
-	return (uint64_t)(s * 1e9);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Workload trickle */
-
-struct trickle_worker {
-	/* Set by main before the thread starts, then read-only. */
-	alignas(CACHELINE) udc_cache *c;
-	pthread_barrier_t *start;
-	unsigned id;
-	uint64_t quota;	 /* misses to make; UINT64_MAX: until the deadline */
-	uint64_t run_ns; /* 0: no deadline */
-	pthread_t tid;
-	/* Written by this thread only; read by main after pthread_join(). */
-	uint64_t rng;
-	struct backend_count be;
-	uint64_t calls;
-	uint64_t wrong; /* answers other than -ENOENT */
-	int bad_rc;
-	uint64_t t_end;
-	struct lat_hist lat;
-};
-
-static void *trickle_main(void *arg)
-{
-	struct trickle_worker *w = arg;
-	const struct udc_call call = { .ctx = &w->be, .client = 0 };
-	char name[NAME_BUF];
-	uint64_t t = 0, deadline;
-
-	pthread_barrier_wait(w->start);
-	deadline = w->run_ns ? now_ns() + w->run_ns : UINT64_MAX;
-	for (uint64_t i = 0; i < w->quota && t < deadline; i++) {
-		size_t len = policy_name(name, "id-", w->id, i);
-		udc_ino dir = dir_ino(DIR_SPREAD + rand_below(&w->rng, TRICKLE_DIRS));
-		uint64_t t0 = now_ns();
-		int rc = udc_resolve(w->c, dir, name, len, &call, NULL);
-
-		t = now_ns();
-		lat_record(&w->lat, t - t0);
-		w->calls++;
-		if (rc != -ENOENT && w->wrong++ == 0)
-			w->bad_rc = rc;
-	}
-	w->t_end = t ? t : now_ns();
-	return NULL;
-}
-
-int run_trickle(const struct options *opt)
-{
-	size_t limit = opt->memory_set ? opt->memory : TRICKLE_LIMIT;
-	uint64_t count = opt->count_set ? opt->count : TRICKLE_COUNT;
-	bool timed = opt->seconds_set || count == 0;
-	unsigned n = opt->threads;
-	struct udc_stats st = { .size = sizeof(st) };
-	struct trickle_worker *w = threads_alloc(n, sizeof(*w));
-	struct lat_hist *lat = threads_alloc(1, sizeof(*lat));
-	pthread_barrier_t start;
-	struct monitor mon;
-	struct report r;
-	uint64_t calls = 0, wrong = 0, be_calls = 0, t0, t1 = 0;
-	double secs;
-	bool failed;
-	udc_cache *c;
-
-	c = policy_cache(opt, limit, &enoent_backend);
-	policy_add_dirs(c, DIR_SPREAD + TRICKLE_DIRS);
-	barrier_init(&start, n + 1);
-	for (unsigned i = 0; i < n; i++) {
-		w[i].c = c;
-		w[i].start = &start;
-		w[i].id = i;
-		w[i].quota = count ? count / n + (i < count % n) : UINT64_MAX;
-		w[i].run_ns = timed ? seconds_ns(opt->seconds) : 0;
-		w[i].rng = thread_rng(opt->seed, i);
-	}
-	monitor_start(&mon, c, limit);
-	for (unsigned i = 0; i < n; i++)
-		thread_start(&w[i].tid, trickle_main, &w[i]);
-	pthread_barrier_wait(&start);
-	t0 = now_ns();
-	for (unsigned i = 0; i < n; i++) {
-		thread_join(w[i].tid);
-		calls += w[i].calls;
-		wrong += w[i].wrong;
-		be_calls += w[i].be.calls;
-		lat_merge(lat, &w[i].lat);
-		if (w[i].t_end > t1)
-			t1 = w[i].t_end;
-	}
-	monitor_stop(&mon);
-	pthread_barrier_destroy(&start);
-	udc_stats_get(c, &st);
-	secs = (double)(t1 - t0) / 1e9;
-
-	rep_begin(&r, opt->json);
-	rep_str(&r, "workload", "workload", "trickle");
-	rep_str(&r, "version", "udcache version", udc_version());
-	rep_u64(&r, "threads", "threads", n);
-	rep_u64(&r, "count", "misses asked (0: none)", count);
-	rep_f64(&r, "seconds_limit", "seconds limit", timed ? opt->seconds : NAN, 3);
-	rep_hex(&r, "seed", "seed", opt->seed);
-	rep_u64(&r, "memory_limit", "memory limit (bytes)", limit);
-	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
-	rep_u64(&r, "misses", "misses (udc_resolve)", calls);
-	rep_f64(&r, "seconds", "seconds", secs, 3);
-	rep_f64(&r, "misses_per_sec", "misses/s", secs > 0 ? (double)calls / secs : 0.0, 0);
-	rep_u64(&r, "backend_calls", "backend calls", be_calls);
-	rep_u64(&r, "wrong_answers", "answers not -ENOENT", wrong);
-	rep_u64(&r, "nr_negative", "negatives held at the end", st.nr_negative);
-	rep_u64(&r, "evictions", "evictions", st.evictions);
-	failed = rep_memory(&r, &mon.w, t0, t1);
-	rep_latency(&r, "latency_ns", "resolve ns.", lat);
-	rep_udc_stats(&r, &st);
-	if (be_calls != calls)
-		rep_warn(&r, "%" PRIu64 " backend calls for %" PRIu64 " unique names", be_calls,
-			 calls);
-	for (unsigned i = 0; i < n; i++)
-		if (w[i].wrong)
-			rep_warn(&r, "thread %u: %" PRIu64 " answers not -ENOENT; first: %s", i,
-				 w[i].wrong, rc_name(w[i].bad_rc));
-	if (wrong || failed)
-		rep_warn(&r, "FAILED");
-	rep_end(&r);
-	fflush(stdout);
-
-	watch_free(&mon.w);
-	udc_destroy(c);
-	free(lat);
-	free(w);
-	return wrong || failed ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -696,7 +222,7 @@ static uint64_t hotset_pass(struct hotset_job *j, const struct udc_call *call)
 
 	for (uint64_t k = 0; k < j->hot; k++) {
 		uint64_t i = off + k < j->hot ? off + k : off + k - j->hot;
-		size_t len = policy_name(name, "hot-", 0, i);
+		size_t len = name_fmt(name, "hot-", 0, i);
 		int rc = udc_resolve(j->c, dir_ino(DIR_TARGET), name, len, call, NULL);
 
 		if (rc != -ENOENT && j->wrong++ == 0)
@@ -753,7 +279,7 @@ static void *hotset_scan_main(void *arg)
 	t0 = t = now_ns();
 	deadline = t0 + s->run_ns;
 	for (uint64_t i = 0; t < deadline; i++) {
-		size_t len = policy_name(name, "scan-", s->id, i);
+		size_t len = name_fmt(name, "scan-", s->id, i);
 		int rc = udc_resolve(s->c, dir_ino(DIR_SPREAD + d), name, len, &call, NULL);
 
 		if (++d == s->dirs)
@@ -800,7 +326,7 @@ int run_hotset(const struct options *opt)
 		s[i].dirs = opt->scan_dirs;
 		s[i].client = opt->scan_client;
 	}
-	monitor_start(&mon, c, limit);
+	monitor_start(&mon, &impl_udcache, c, limit);
 	thread_start(&j->tid, hotset_job_main, j);
 	for (unsigned i = 0; i < ns; i++)
 		thread_start(&s[i].tid, hotset_scan_main, &s[i]);
@@ -932,7 +458,7 @@ static void *inval_churn_main(void *arg)
 	pthread_barrier_wait(ch->start);
 	while (!stop_seen(ch->stop)) {
 		size_t len =
-			policy_name(name, "other-", 0, rand_below(&ch->rng, INVAL_CHURN_NAMES));
+			name_fmt(name, "other-", 0, rand_below(&ch->rng, INVAL_CHURN_NAMES));
 		uint64_t t0 = now_ns();
 		int rc = udc_lookup(ch->c, dir_ino(DIR_OTHER), name, len, NULL);
 		uint64_t t1 = now_ns();
@@ -961,7 +487,7 @@ static void inval_add_positives(udc_cache *c, unsigned dir, uint64_t n)
 		struct udc_attr a = { .ino = INVAL_FILE_INO + i,
 				      .type = UDC_TYPE_REG,
 				      .cookie = i };
-		size_t len = policy_name(name, "pos-", 0, i);
+		size_t len = name_fmt(name, "pos-", 0, i);
 		int rc = udc_add(c, dir_ino(dir), name, len, &a);
 
 		if (rc < 0)
@@ -975,7 +501,7 @@ static void inval_add_negatives(udc_cache *c, unsigned dir, const char *prefix, 
 	char name[NAME_BUF];
 
 	for (uint64_t i = 0; i < n; i++) {
-		size_t len = policy_name(name, prefix, 0, i);
+		size_t len = name_fmt(name, prefix, 0, i);
 		int rc = udc_add_negative(c, dir_ino(dir), name, len, 0);
 
 		if (rc < 0)
@@ -1036,8 +562,8 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 	/* The contract: no name of the directory is answered from before the call. */
 	for (uint64_t k = 0; k < INVAL_CHECK_NAMES && k < names + positives; k++) {
 		uint64_t i = rand_below(&rng, names + positives);
-		size_t len = i < names ? policy_name(name, "neg-", 0, i) :
-					 policy_name(name, "pos-", 0, i - names);
+		size_t len = i < names ? name_fmt(name, "neg-", 0, i) :
+					 name_fmt(name, "pos-", 0, i - names);
 
 		rc = udc_lookup(c, dir_ino(DIR_TARGET), name, len, NULL);
 		if (rc != UDC_MISS && ph->check_wrong++ == 0)
@@ -1046,6 +572,7 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 
 	/* Sample until all but INVAL_GONE_PCT% of the fill's growth is back, or the timeout. */
 	gone_slack = ph->filled > ph->before ? (ph->filled - ph->before) * INVAL_GONE_PCT / 100 : 0;
+	ph->w.impl = &impl_udcache;
 	ph->w.c = c;
 	ph->w.limit = limit;
 	t0 = next = now_ns();
@@ -1315,7 +842,7 @@ static void build_include(udc_cache *c, const struct build_model *m, const struc
 			  struct build_run *run, uint64_t h)
 {
 	char name[NAME_BUF];
-	size_t len = policy_name(name, "hdr-", 0, h);
+	size_t len = name_fmt(name, "hdr-", 0, h);
 
 	for (uint64_t d = 0; d <= m->home[h]; d++) {
 		struct udc_attr a = { 0 };
@@ -1350,7 +877,7 @@ static void build_run_cache(const struct options *opt, const struct build_model 
 		for (uint64_t i = 0; i < k; i++)
 			build_include(c, m, &call, run, inc[i]);
 		for (uint64_t i = 0; i < opt->unique; i++) {
-			size_t len = policy_name(name, "tmp-", u, i);
+			size_t len = name_fmt(name, "tmp-", u, i);
 			uint64_t d = m->dirs + (u * opt->unique + i) % m->scratch;
 			int rc = udc_resolve(c, dir_ino(d), name, len, &call, NULL);
 

@@ -59,8 +59,16 @@ struct options {
 	uint64_t unique;       /* buildtrace: names looked up once per unit */
 	uint64_t scratch_dirs; /* buildtrace: directories the unique names go round-robin to */
 	uint64_t units;	       /* buildtrace: translation units */
+	const char *impl;      /* --impl: udcache or a baseline (stress/impl.h) */
+	const char *dist;      /* hit: "uniform" or "zipf" */
+	double zipf_s;	       /* hit: Zipf's exponent */
+	const char *mem_csv;   /* write the memory samples here (CSV) */
+	const char **traces;   /* replay: the strace logs */
+	unsigned nr_traces;
+	unsigned passes;       /* replay: passes over each trace */
 	bool no_reclaim_thread;
 	bool json;
+	bool csv;
 	/* Given on the command line (frag and the policy workloads have defaults of their own). */
 	bool names_set, dirs_set, name_len_set, memory_set, seconds_set, count_set;
 	bool positives_set;
@@ -171,7 +179,7 @@ uint64_t cache_bytes(udc_cache *c);
 /* ---------------------------------------------------------------------- */
 /* The reclaim-policy workloads (policy.c); defaults where they differ. */
 
-#define TRICKLE_COUNT UINT64_C(30000000) /* misses in all */
+#define RMDIR_DEFAULT_NEGATIVES 100000	 /* rmdir: --names default */
 #define TRICKLE_LIMIT ((size_t)16 << 20)
 #define HOTSET_HOT 20000
 #define HOTSET_PERIOD_MS 100
@@ -193,7 +201,6 @@ uint64_t cache_bytes(udc_cache *c);
 #define BUILD_UNBOUNDED ((size_t)16 << 30) /* the reference cache's limit */
 #define BUILD_SAMPLE_UNITS 100		   /* nr_negative is sampled every 100 units */
 
-int run_trickle(const struct options *opt);
 int run_hotset(const struct options *opt);
 int run_invalidate(const struct options *opt);
 int run_buildtrace(const struct options *opt);

@@ -5,24 +5,22 @@
  * Owns: the udc-stress program: option parsing, the workload table, the
  * worker threads and their counters, and the report (text or JSON).  It owns
  * no library state: everything it does to a cache goes through the public
- * header include/udcache.h.  The exceptions are the `hash` workload, which
+ * header include/udcache.h (or stress/impl.h).  The exceptions are the `hash` workload, which
  * times the engine's internal hash_name() (engine/hash.h), and the `alloc`
  * workload, which drives slab/ (slab/slab.h) directly; both are linked in
  * from the static library.  `alloc` and `frag` also call jemalloc
  * (mallocx, sdallocx, mallctl) for their malloc baselines.
  *
- * Structure: workloads[] is a table of {name, summary, run}.  A run function
- * prepares what its workload needs (a cache, a name table), calls
- * run_threads() to run its worker function on every thread for --seconds,
- * checks and reports.  To add a workload: write a worker and a run function
- * and add a row.
+ * Structure: workloads[] is a table of {name, summary, run}.  The
+ * workloads that compare implementations (mixed, hit, trickle, churn, rmdir,
+ * rename: stress/compare.c; replay: stress/replay.c) run against --impl,
+ * udcache or a baseline in stress/baselines/, through stress/impl.h.  The
+ * others study udcache's own parts: hash, alloc and frag here, hotset,
+ * invalidate and buildtrace in stress/policy.c.  A run function prepares
+ * what its workload needs, runs its threads, checks and reports.  To add a
+ * workload: write a run function (or a compare.c operation) and add a row.
  *
- * Workloads:
- *  - hit:   preload --names names spread over --dirs directories, a
- *           --negative-ratio share of them negative (udc_add_negative), the
- *           rest positive (udc_add, ino and cookie derived from the index);
- *           then --threads threads udc_lookup() random preloaded names and
- *           check every answer.  Exit status 1 on any wrong answer.
+ * Workloads here:
  *  - hash:  time hash_name() on names of --name-len bytes; prints ns/hash.
  *  - alloc: allocation throughput of --object-size objects (a slab class),
  *           three runs of --seconds each on --threads threads: slab_alloc +
@@ -76,13 +74,9 @@
  *    is forked before the parent has created any thread or cache.
  *
  * Limitations and implementation defects:
- *  - No mutator thread yet, so `hit` measures the read-mostly steady state
- *    and checks answers against a fixed truth.
- *  - A miss is never counted as wrong in `hit`: the cache may decline a
- *    negative or reclaim any entry.  Misses of positive names are reported
- *    apart.  In `frag` a kept name that misses is wrong unless the cache
- *    evicted something or declined a negative (then it is counted apart
- *    and warned about).
+ *  - In `frag` a kept name that misses is wrong unless the cache evicted
+ *    something or declined a negative (then it is counted apart and warned
+ *    about).
  *  - Rates are per thread, each measured on its own thread's clock; the
  *    total rate is their sum.
  *  - alloc: one object size per run, and every object is freed by the
@@ -127,10 +121,11 @@
 #include "include/udcache.h"
 #include "engine/hash.h" /* the hash workload only: internal, from the static library */
 #include "slab/slab.h"	 /* the alloc workload only: internal, from the static library */
+#include "stress/compare.h"
+#include "stress/impl.h"
 #include "stress/stress.h"
 
 #define DEFAULT_SEED UINT64_C(0x5eed0dcac4e5eed5)
-#define FILE_INO_BASE ((udc_ino)1 << 40) /* name i is FILE_INO_BASE + i */
 #define MAX_THREADS 1024
 #define MAX_NAMES (UINT64_C(1) << 26)
 #define MAX_SECONDS 86400.0
@@ -158,7 +153,11 @@
 /* Options (struct options is in stress.h) */
 
 static const struct options default_options = {
-	.workload = "hit",
+	.workload = "mixed",
+	.impl = "udcache",
+	.dist = "uniform",
+	.zipf_s = 0.99,
+	.passes = 2,
 	.threads = 2,
 	.names = 65536,
 	.dirs = 64,
@@ -169,7 +168,6 @@ static const struct options default_options = {
 	.name_len = 16,
 	.object_size = 64,
 	.remove_ratio = 0.9,
-	.count = TRICKLE_COUNT,
 	.hot = HOTSET_HOT,
 	.period_ms = HOTSET_PERIOD_MS,
 	.scan_dirs = HOTSET_SCAN_DIRS,
@@ -275,29 +273,19 @@ struct worker {
 	/* Written by this worker only; read by main after pthread_join(). */
 	uint64_t rng;
 	uint64_t ops;
-	uint64_t hits_positive;
-	uint64_t hits_negative;
-	uint64_t misses;	  /* all misses: positive_misses + negatives not kept */
-	uint64_t positive_misses; /* positive names that missed (reclaimed?) */
-	uint64_t wrong;		  /* wrong answers, errors included */
-	uint64_t errors;	  /* negative return values */
+	uint64_t wrong;		  /* alloc: objects that did not hold their tag */
 	uint64_t sink;		  /* keeps the hash loop from being optimised away */
 	double elapsed;		  /* seconds, this thread's clock */
 	double loop_elapsed;	  /* alloc: seconds of the timed loop alone (no set-up) */
-	/* The first wrong answer, for the report. */
-	uint64_t bad_index;
-	int bad_rc;
-	struct udc_attr bad_attr;
+	uint64_t bad_index; /* alloc: the first bad object's sequence number */
 };
 _Static_assert(sizeof(struct worker) % CACHELINE == 0, "workers must not share cache lines");
 
 struct name_table {
 	char *bytes;	   /* name i at bytes + i * stride, not NUL-terminated */
 	uint8_t *len;	   /* its length, 1..UDC_NAME_MAX */
-	uint8_t *negative; /* 1: preloaded as a negative */
 	size_t stride;
 	uint64_t n;
-	uint64_t nr_negative;
 };
 
 struct bench {
@@ -400,7 +388,6 @@ static void name_table_free(struct name_table *t)
 {
 	free(t->bytes);
 	free(t->len);
-	free(t->negative);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -411,240 +398,10 @@ static void name_table_alloc(struct name_table *t, uint64_t n, size_t stride)
 	t->stride = stride;
 	t->bytes = malloc(n * stride);
 	t->len = malloc(n);
-	t->negative = calloc(n, 1);
-	if (!t->bytes || !t->len || !t->negative)
+	if (!t->bytes || !t->len)
 		die("out of memory for %" PRIu64 " names", n);
 }
 
-/*
- * The hit workload's names: "f<index in hex>" padded with '_' to name_len
- * (longer when the index needs more bytes), so all are distinct.  Which are
- * negative is a hash of (seed, index) below the ratio, so that negatives
- * spread over every directory.
- */
-static void hit_names_build(struct name_table *t, const struct options *opt)
-{
-	size_t stride = opt->name_len > 20 ? opt->name_len : 20;
-	uint64_t threshold;
-
-	if (opt->negative_ratio >= 1.0)
-		threshold = UINT64_MAX;
-	else
-		threshold = (uint64_t)(opt->negative_ratio * 18446744073709551616.0);
-
-	name_table_alloc(t, opt->names, stride);
-	for (uint64_t i = 0; i < t->n; i++) {
-		char *p = t->bytes + i * stride;
-		int k = snprintf(p, stride, "f%" PRIx64, i);
-
-		while ((unsigned)k < opt->name_len)
-			p[k++] = '_';
-		t->len[i] = (uint8_t)k;
-		if (opt->negative_ratio > 0.0 &&
-		    (opt->negative_ratio >= 1.0 || mix64(opt->seed ^ i) < threshold)) {
-			t->negative[i] = 1;
-			t->nr_negative++;
-		}
-	}
-}
-
-/* What the positive name i maps to. */
-static struct udc_attr hit_attr(const struct options *opt, uint64_t i)
-{
-	struct udc_attr a = {
-		.ino = FILE_INO_BASE + i,
-		.type = UDC_TYPE_REG,
-		.flags = 0,
-		.cookie = mix64(i) ^ opt->seed,
-	};
-	return a;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Workload hit */
-
-static void hit_record_wrong(struct worker *w, uint64_t i, int rc, const struct udc_attr *a)
-{
-	if (w->wrong++ == 0) {
-		w->bad_index = i;
-		w->bad_rc = rc;
-		w->bad_attr = rc == UDC_POSITIVE ? *a : (struct udc_attr){ 0 };
-	}
-	if (rc < 0)
-		w->errors++;
-}
-
-static void hit_worker(struct worker *w)
-{
-	struct bench *b = w->b;
-	const struct options *opt = b->opt;
-	const struct name_table *t = b->names;
-	udc_cache *c = b->cache;
-
-	while (!bench_stopped(b)) {
-		uint64_t i = rand_below(&w->rng, t->n);
-		struct udc_attr a;
-		int rc = udc_lookup(c, dir_ino(i % opt->dirs), name_at(t, i), t->len[i], &a);
-
-		w->ops++;
-		if (rc == UDC_MISS) {
-			w->misses++;
-			w->positive_misses += !t->negative[i];
-		} else if (t->negative[i]) {
-			if (rc == UDC_NEGATIVE)
-				w->hits_negative++;
-			else
-				hit_record_wrong(w, i, rc, &a);
-		} else {
-			struct udc_attr want = hit_attr(opt, i);
-
-			if (rc == UDC_POSITIVE && a.ino == want.ino && a.cookie == want.cookie &&
-			    a.type == want.type)
-				w->hits_positive++;
-			else
-				hit_record_wrong(w, i, rc, &a);
-		}
-	}
-}
-
-/* Tell the cache about the directories (as names in the root) and the names. */
-static double hit_preload(udc_cache *c, const struct options *opt, const struct name_table *t)
-{
-	double t0 = now_sec();
-	char name[32];
-	int rc;
-
-	for (uint64_t k = 0; k < opt->dirs; k++) {
-		struct udc_attr a = { .ino = dir_ino(k), .type = UDC_TYPE_DIR };
-		int len = snprintf(name, sizeof(name), "d%" PRIu64, k);
-
-		rc = udc_add(c, ROOT_INO, name, (size_t)len, &a);
-		if (rc < 0)
-			die("preload: udc_add(root, \"%s\"): %s", name, strerror(-rc));
-	}
-	for (uint64_t i = 0; i < t->n; i++) {
-		udc_ino dir = dir_ino(i % opt->dirs);
-
-		if (t->negative[i]) {
-			rc = udc_add_negative(c, dir, name_at(t, i), t->len[i], 0);
-		} else {
-			struct udc_attr a = hit_attr(opt, i);
-
-			rc = udc_add(c, dir, name_at(t, i), t->len[i], &a);
-		}
-		if (rc < 0)
-			die("preload: %s(dir %" PRIu64 ", \"%.*s\"): %s",
-			    t->negative[i] ? "udc_add_negative" : "udc_add", dir, (int)t->len[i],
-			    name_at(t, i), strerror(-rc));
-	}
-	return now_sec() - t0;
-}
-
-static int run_hit(const struct options *opt)
-{
-	struct udc_config cfg = UDC_CONFIG_INIT;
-	struct udc_stats st = { .size = sizeof(st) };
-	struct name_table names;
-	struct bench b = { .opt = opt };
-	struct report r;
-	struct worker *w;
-	uint64_t ops = 0, pos = 0, neg = 0, miss = 0, pmiss = 0, wrong = 0, errors = 0;
-	double rate = 0.0, preload;
-
-	if (opt->dirs > opt->names)
-		usage_error("--dirs (%" PRIu64 ") must not exceed --names (%" PRIu64 ")", opt->dirs,
-			    opt->names);
-
-	hit_names_build(&names, opt);
-	cfg.memory_limit = opt->memory;
-	cfg.root = ROOT_INO;
-	cfg.flags = opt->no_reclaim_thread ? UDC_CFG_NO_RECLAIM_THREAD : 0;
-	b.cache = udc_create(&cfg);
-	if (!b.cache)
-		die("udc_create: %s", strerror(errno));
-	b.names = &names;
-
-	preload = hit_preload(b.cache, opt, &names);
-	w = run_threads(&b, hit_worker);
-
-	for (unsigned i = 0; i < opt->threads; i++) {
-		ops += w[i].ops;
-		pos += w[i].hits_positive;
-		neg += w[i].hits_negative;
-		miss += w[i].misses;
-		pmiss += w[i].positive_misses;
-		wrong += w[i].wrong;
-		errors += w[i].errors;
-		if (w[i].elapsed > 0)
-			rate += (double)w[i].ops / w[i].elapsed;
-	}
-	udc_stats_get(b.cache, &st);
-
-	rep_begin(&r, opt->json);
-	rep_str(&r, "workload", "workload", "hit");
-	rep_str(&r, "version", "udcache version", udc_version());
-	rep_u64(&r, "threads", "threads", opt->threads);
-	rep_u64(&r, "names", "names", names.n);
-	rep_u64(&r, "names_positive", "  positive", names.n - names.nr_negative);
-	rep_u64(&r, "names_negative", "  negative", names.nr_negative);
-	rep_u64(&r, "dirs", "dirs", opt->dirs);
-	rep_u64(&r, "name_len", "name length", opt->name_len);
-	rep_f64(&r, "seconds", "seconds", opt->seconds, 3);
-	rep_hex(&r, "seed", "seed", opt->seed);
-	rep_u64(&r, "memory_limit", "memory limit (bytes)", opt->memory);
-	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
-	rep_f64(&r, "preload_seconds", "preload seconds", preload, 3);
-	rep_u64(&r, "lookups", "lookups", ops);
-	rep_f64(&r, "lookups_per_sec", "lookups/s", rate, 0);
-	rep_f64(&r, "lookups_per_sec_per_thread", "lookups/s per thread", rate / opt->threads, 0);
-	rep_f64(&r, "ns_per_lookup", "ns/lookup (per thread)",
-		rate > 0 ? 1e9 * opt->threads / rate : 0.0, 1);
-	rep_u64(&r, "hits_positive", "positive hits", pos);
-	rep_u64(&r, "hits_negative", "negative hits", neg);
-	rep_u64(&r, "misses", "misses", miss);
-	rep_u64(&r, "misses_positive", "  of positive names", pmiss);
-	rep_u64(&r, "misses_negative", "  of negative names", miss - pmiss);
-	rep_u64(&r, "wrong_answers", "wrong answers", wrong);
-	rep_u64(&r, "errors", "  errors (rc < 0)", errors);
-	rep_udc_stats(&r, &st);
-
-	/* After the joins the sums are exact.  A wrong answer is a hit to the cache. */
-	if (st.lookups != ops ||
-	    (!wrong && (st.hits_positive != pos || st.hits_negative != neg || st.misses != miss)))
-		rep_warn(&r,
-			 "udc_stats disagree with the workers' own counts (lookups %" PRIu64
-			 " vs %" PRIu64 ", positive %" PRIu64 " vs %" PRIu64 ", negative %" PRIu64
-			 " vs %" PRIu64 ", misses %" PRIu64 " vs %" PRIu64 ")",
-			 st.lookups, ops, st.hits_positive, pos, st.hits_negative, neg, st.misses,
-			 miss);
-	if (pmiss && st.evictions == 0)
-		rep_warn(&r, "%" PRIu64 " lookups of positive names missed with no eviction",
-			 pmiss);
-	for (unsigned i = 0; i < opt->threads; i++) {
-		uint64_t k = w[i].bad_index;
-		struct udc_attr want = hit_attr(opt, k);
-
-		if (!w[i].wrong)
-			continue;
-		rep_warn(&r,
-			 "thread %u: %" PRIu64 " wrong; first: (dir %" PRIu64
-			 ", \"%.*s\") preloaded %s, got %s (ino 0x%" PRIx64 " type %" PRIu32
-			 " cookie 0x%" PRIx64 "; want ino 0x%" PRIx64 " cookie 0x%" PRIx64 ")",
-			 i, w[i].wrong, dir_ino(k % opt->dirs), (int)names.len[k],
-			 name_at(&names, k), names.negative[k] ? "negative" : "positive",
-			 rc_name(w[i].bad_rc), w[i].bad_attr.ino, w[i].bad_attr.type,
-			 w[i].bad_attr.cookie, want.ino, want.cookie);
-	}
-	if (wrong)
-		rep_warn(&r, "%" PRIu64 " wrong answers: FAILED", wrong);
-	rep_end(&r);
-	fflush(stdout);
-
-	free(w);
-	udc_destroy(b.cache);
-	name_table_free(&names);
-	return wrong ? 1 : 0;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Workload hash */
@@ -1439,12 +1196,21 @@ struct workload {
 };
 
 static const struct workload workloads[] = {
-	{ "hit", "udc_lookup of random preloaded names, every answer checked", run_hit },
+	{ "mixed", "a storage server's mix of the workloads below (--impl)", run_compare },
+	{ "hit", "lookups of preloaded names, uniform or Zipf (--impl)", run_compare },
+	{ "trickle", "unique-name misses: memory over time, resolve latency (--impl)",
+	  run_compare },
+	{ "churn", "temporary files created and unlinked in many directories (--impl)",
+	  run_compare },
+	{ "rmdir", "directories full of negatives removed while others look up (--impl)",
+	  run_compare },
+	{ "rename", "directory renames while walks go through them, checked (--impl)",
+	  run_compare },
+	{ "replay", "strace logs replayed through walk, with the log as the store (--impl)",
+	  run_replay },
 	{ "hash", "time the engine's hash_name() (ns/hash) on --name-len byte names", run_hash },
 	{ "alloc", "alloc+free pairs/s: slab, slab with RCU frees, jemalloc", run_alloc },
 	{ "frag", "memory given back after removing most of many negatives, vs malloc", run_frag },
-	{ "trickle", "unique-name misses at full speed: memory bound, RSS, resolve latency",
-	  run_trickle },
 	{ "hotset", "hit ratio of a periodic job's hot set under a scan of unique names",
 	  run_hotset },
 	{ "invalidate", "time udc_invalidate_dir/udc_rmdir of a full directory, then its garbage",
@@ -1461,8 +1227,9 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"Usage: udc-stress [OPTION]...\n"
-		"Benchmark and stress udcache: run a workload on several threads for a\n"
-		"while, check the answers, print rates and the cache's statistics.\n"
+		"Benchmark and stress udcache and the name caches it is compared with: run a\n"
+		"workload on several threads, check every answer, print rates, latency\n"
+		"percentiles and memory.\n"
 		"\n"
 		"Options:\n"
 		"  -w, --workload NAME     workload to run (default %s), one of:\n",
@@ -1470,35 +1237,49 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
 		fprintf(f, "                          %-10s %s\n", workloads[i].name,
 			workloads[i].summary);
+	fprintf(f, "  -i, --impl NAME         the name cache the (--impl) workloads drive\n"
+		   "                          (default %s), one of:\n",
+		d->impl);
+	for (const struct impl *const *im = impls; *im; im++)
+		fprintf(f, "                          %-10s %s\n", (*im)->name, (*im)->summary);
 	fprintf(f,
 		"  -t, --threads N         worker threads, 1..%d (default %u)\n"
 		"  -s, --seconds S         run time in seconds, fractions allowed (default %g;\n"
-		"                          trickle: a time limit besides --count, none by\n"
-		"                          default; invalidate: the longest wait for the\n"
-		"                          garbage to go, default %g)\n"
-		"  -n, --names N           hit: names to preload, frag, invalidate: negatives\n"
-		"                          to insert, 1..%" PRIu64 "\n"
-		"                          (default %" PRIu64 "; frag %d; invalidate %d)\n"
-		"  -d, --dirs N            hit, frag: directories the names are spread over,\n"
-		"                          1..--names (default %" PRIu64 "; frag %d);\n"
-		"                          buildtrace: the include search path (default %d)\n"
-		"  -r, --negative-ratio F  hit: share of the names preloaded as negatives\n"
-		"                          (udc_add_negative), 0..1 (default %g)\n"
+		"                          with --count, a time limit besides it; invalidate:\n"
+		"                          the longest wait for the garbage to go, default %g)\n"
+		"      --count N           (--impl) workloads: operations in all, over every\n"
+		"                          thread, instead of --seconds (0: run for --seconds)\n"
+		"  -n, --names N           hit, mixed: names to preload, 1..%" PRIu64
+		" (default %" PRIu64 ");\n"
+		"                          rmdir: negatives per removed directory (default %d);\n"
+		"                          frag, invalidate: negatives to insert (default %d, %d)\n"
+		"  -d, --dirs N            directories the names are spread over, 1..--names\n"
+		"                          (default %" PRIu64 "; trickle 1; frag %d); rename: slots\n"
+		"                          (half hold a directory); buildtrace: the search path\n"
+		"                          (default %d)\n"
+		"  -r, --negative-ratio F  hit, mixed, rmdir: share of the names that are\n"
+		"                          negatives, 0..1 (default %g)\n"
+		"      --dist D            hit: uniform or zipf (default %s)\n"
+		"      --zipf-s S          hit: Zipf's exponent, 0..5 (default %g)\n"
 		"  -m, --memory, --limit SIZE\n"
 		"                          the cache's memory limit in bytes, suffix K, M, G or\n"
-		"                          T for powers of 1024 (default 1G; frag 4G; trickle\n"
-		"                          16M; hotset 8M; invalidate 2G; buildtrace 4M)\n"
-		"      --no-reclaim-thread create the cache with UDC_CFG_NO_RECLAIM_THREAD: no\n"
-		"                          background reclaim thread, reclaim runs inline in\n"
-		"                          the mutating calls\n"
+		"                          T for powers of 1024 (default 1G; trickle 16M; frag\n"
+		"                          4G; hotset 8M; invalidate 2G; buildtrace 4M).  lfht\n"
+		"                          and ck_hs have no limit; kernel reclaims only past it\n"
+		"      --no-reclaim-thread no background reclaim thread (udcache:\n"
+		"                          UDC_CFG_NO_RECLAIM_THREAD; kernel: direct reclaim\n"
+		"                          only, no kswapd thread)\n"
 		"  -l, --name-len N        name length in bytes, 1..%d (default %u; frag %d);\n"
-		"                          hit and frag names are padded to it (longer only when\n"
-		"                          the index needs it)\n"
+		"                          names are padded to it (longer only when the index\n"
+		"                          needs it)\n"
+		"      --trace FILE        replay: an strace -f log (plain or .gz); repeat for\n"
+		"                          several\n"
+		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n"
+		"      --mem-csv FILE      (--impl) workloads: write the memory samples (every\n"
+		"                          10 ms: seconds, bytes_used, RSS, negatives) to FILE\n"
 		"      --object-size N     alloc: object size in bytes, a slab class: 64, 96,\n"
 		"                          128, 192 or 256 (default %zu)\n"
 		"      --remove-ratio F    frag: share of the names removed, 0..1 (default %g)\n"
-		"      --count N           trickle: misses in all, 0 = run for --seconds\n"
-		"                          (default %" PRIu64 ")\n"
 		"      --hot N             hotset: names in the hot set (default %" PRIu64 ")\n"
 		"      --period MS         hotset: the periodic job's period in ms (default %u)\n"
 		"      --scan-dirs N       hotset: directories the scanners' unique names are\n"
@@ -1516,64 +1297,53 @@ static void usage(FILE *f)
 		"                          scratch directory (default %" PRIu64 ")\n"
 		"      --units N           buildtrace: translation units (default %" PRIu64 ")\n"
 		"      --scratch-dirs N    buildtrace: directories the unique names go to, in\n"
-		"                          turn (default %" PRIu64 "; each holds at most 65536\n"
-		"                          negatives, in either cache)\n"
-		"  -S, --seed N            seeds the per-thread PRNGs, the choice of negative\n"
-		"                          names, frag's removals and the hash workload's key\n"
-		"                          (default 0x%" PRIx64 ")\n"
+		"                          turn (default %" PRIu64 ")\n"
+		"  -S, --seed N            seeds every PRNG and the hash key (default 0x%" PRIx64
+		")\n"
 		"  -j, --json              print one JSON object instead of text\n"
+		"      --csv               (--impl) workloads: print a CSV header and one row\n"
 		"  -h, --help              print this help and exit\n"
-		"\n"
-		"hit: each thread looks up random preloaded names and checks every answer:\n"
-		"a positive name must be UDC_POSITIVE with the ino, type and cookie it was\n"
-		"added with, a negative one UDC_NEGATIVE; a miss is allowed (the cache may\n"
-		"decline a negative or reclaim) and counted apart.  Anything else is a wrong\n"
-		"answer.\n"
-		"\n"
-		"alloc: three runs of --seconds each on --threads threads (slab_alloc +\n"
-		"slab_free_now, slab_alloc + slab_free_rcu, mallocx + sdallocx); each thread\n"
-		"keeps %d live objects, allocates one and frees the oldest.\n"
-		"\n"
-		"frag: one thread.  Insert --names negatives (udc_add_negative), remove a\n"
-		"random --remove-ratio of them (udc_invalidate, order from --seed), wait until\n"
-		"bytes_used stops falling, purge jemalloc; report bytes_used, RSS and jemalloc\n"
-		"stats.resident growth, what is left, and the retained share.  The malloc\n"
-		"baseline (one allocation per name) runs first, in a forked child.  Kept names\n"
-		"must be UDC_NEGATIVE, removed ones UDC_MISS.  --threads and --seconds are\n"
-		"not used.\n"
-		"\n"
-		"trickle: --threads threads udc_resolve unique names the backend says do not\n"
-		"exist; a monitor samples bytes_used and RSS every 10 ms.  Reports misses/s,\n"
-		"bytes_used against the limit and the contract's slack (1%% of the limit or\n"
-		"1 MiB), RSS at 10%%, 50%% and the end, and udc_resolve's latency.  Fails if\n"
-		"bytes_used passed limit + slack + 1 MiB or an answer was not -ENOENT.\n"
-		"\n"
-		"hotset: a job resolves the --hot names every --period ms (client %d) while\n"
-		"--threads - 1 scanners (at least 1; client %d) resolve unique names of\n"
-		"another directory for --seconds; the hot set's hit ratio after %d warm-up\n"
-		"periods.  Fails as trickle does.\n"
-		"\n"
-		"invalidate: twice, in a fresh cache: --names negatives in one directory, then\n"
-		"one udc_invalidate_dir (then udc_rmdir), timed; a thread looks up other names\n"
-		"and times each call while bytes_used is sampled until it is back to its value\n"
-		"before the fill plus %d%% of the fill's growth (or --seconds pass).  Fails if\n"
-		"a dropped name is still answered.\n"
-		"\n"
-		"buildtrace: one thread.  --headers headers, each in one directory of a\n"
-		"--dirs search path; each of --units units includes --includes of them\n"
-		"(Zipf 1.0) by resolving the name in each directory in order until found,\n"
-		"then resolves --unique names once each; the same sequence runs in a cache\n"
-		"of --limit bytes and in one of 16G.  Reports negative hits, negatives held\n"
-		"and backend calls of each and their ratios.  Fails on a wrong answer (a\n"
-		"header positive outside its directory or negative in it).\n"
-		"\n"
-		"Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
+		"\n",
 		MAX_THREADS, d->threads, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
-		FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, BUILD_DIRS, d->negative_ratio,
-		UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN, d->object_size, d->remove_ratio, d->count,
-		d->hot, d->period_ms, d->scan_dirs, d->scan_client, d->headers, d->includes,
-		d->unique, d->units, d->scratch_dirs, (uint64_t)DEFAULT_SEED, ALLOC_WINDOW,
-		HOTSET_CLIENT_JOB, HOTSET_CLIENT_SCAN, HOTSET_WARMUP_PERIODS, INVAL_GONE_PCT);
+		RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, BUILD_DIRS,
+		d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
+		d->passes, d->object_size, d->remove_ratio, d->hot, d->period_ms, d->scan_dirs,
+		d->scan_client, d->headers, d->includes, d->unique, d->units, d->scratch_dirs,
+		(uint64_t)DEFAULT_SEED);
+	fputs("The (--impl) workloads check every answer they can know; a miss is never\n"
+	      "wrong (bounded caches evict).  On a terminal a progress line shows elapsed\n"
+	      "time, operations/s, memory and negatives held; the summary gives\n"
+	      "latency percentiles (p50, p99, p99.9, p99.99, max) from a histogram.\n"
+	      "\n"
+	      "mixed: per thread 60% resolves of files, 15% resolves of absent names, 10%\n"
+	      "create/unlink cycles, 10% path walks, 4% renames of its own file, 1% rmdir\n"
+	      "of a directory holding 256 negatives.\n"
+	      "hit: preload --names names (a --negative-ratio share negative) over --dirs\n"
+	      "directories, then look them up (one call in 16 timed).\n"
+	      "trickle: resolve unique names the store says do not exist, in --dirs\n"
+	      "directories (default 1); every answer must be -ENOENT.\n"
+	      "churn: a temporary file's life in a random directory: resolve (-ENOENT),\n"
+	      "add, lookup, remove, lookup (never positive).\n"
+	      "rmdir: thread 0 fills a fresh directory with --names negatives and removes it\n"
+	      "(rmdir, or invalidate_dir and remove, in turn; timed apart) every 4096 of\n"
+	      "its lookups; no name of it may be answered afterwards.  Every thread looks\n"
+	      "up 4096 fixed names.\n"
+	      "rename: --dirs slots in the root, half holding a directory with a file\n"
+	      "\"leaf\"; thread 0 moves one to an empty slot every 8 operations, every thread\n"
+	      "walks /s<slot>/leaf; an answer must be a path that existed at one moment.\n"
+	      "replay: each --trace is parsed into its path lookups and changes; the\n"
+	      "outcomes seen make the store; every lookup goes through walk and must give\n"
+	      "the trace's answer.  Reports hits, misses, backend calls and memory.\n"
+	      "\n"
+	      "hash: time the engine's hash_name(); alloc: slab_alloc + slab_free_now,\n"
+	      "slab_free_rcu, and mallocx + sdallocx pairs; frag: memory given back after\n"
+	      "removing most of --names negatives, against malloc; hotset: a periodic job's\n"
+	      "hot set under a scan of unique names; invalidate: udc_invalidate_dir and\n"
+	      "udc_rmdir of a full directory, then its garbage; buildtrace: a build's\n"
+	      "include searches against an unbounded cache.  These drive udcache only.\n"
+	      "\n"
+	      "Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
+	      f);
 }
 
 enum {
@@ -1591,6 +1361,12 @@ enum {
 	OPT_UNIQUE,
 	OPT_UNITS,
 	OPT_SCRATCH_DIRS,
+	OPT_DIST,
+	OPT_ZIPF_S,
+	OPT_TRACE,
+	OPT_PASSES,
+	OPT_MEM_CSV,
+	OPT_CSV,
 };
 
 static void parse_options(int argc, char **argv, struct options *opt)
@@ -1619,6 +1395,13 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		{ "unique", required_argument, NULL, OPT_UNIQUE },
 		{ "units", required_argument, NULL, OPT_UNITS },
 		{ "scratch-dirs", required_argument, NULL, OPT_SCRATCH_DIRS },
+		{ "impl", required_argument, NULL, 'i' },
+		{ "dist", required_argument, NULL, OPT_DIST },
+		{ "zipf-s", required_argument, NULL, OPT_ZIPF_S },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "passes", required_argument, NULL, OPT_PASSES },
+		{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
+		{ "csv", no_argument, NULL, OPT_CSV },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1628,7 +1411,7 @@ static void parse_options(int argc, char **argv, struct options *opt)
 
 	*opt = default_options;
 	opterr = 0; /* our messages, our exit status */
-	while ((ch = getopt_long(argc, argv, ":w:t:s:n:d:r:m:l:S:jh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":w:i:t:s:n:d:r:m:l:S:jh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'w':
 			opt->workload = optarg;
@@ -1706,6 +1489,37 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		case OPT_UNITS:
 			opt->units = parse_u64("--units", optarg, 1, MAX_NAMES);
 			break;
+		case 'i':
+			if (!impl_find(optarg))
+				usage_error("--impl: unknown implementation '%s'", optarg);
+			opt->impl = optarg;
+			break;
+		case OPT_DIST:
+			if (strcmp(optarg, "uniform") != 0 && strcmp(optarg, "zipf") != 0)
+				usage_error("--dist: 'uniform' or 'zipf', not '%s'", optarg);
+			opt->dist = optarg;
+			break;
+		case OPT_ZIPF_S:
+			opt->zipf_s = parse_double("--zipf-s", optarg, 0.0, 5.0);
+			break;
+		case OPT_TRACE: {
+			const char **t = realloc(opt->traces, (opt->nr_traces + 1) * sizeof(*t));
+
+			if (!t)
+				die("out of memory for --trace");
+			t[opt->nr_traces++] = optarg;
+			opt->traces = t;
+			break;
+		}
+		case OPT_PASSES:
+			opt->passes = (unsigned)parse_u64("--passes", optarg, 1, 100);
+			break;
+		case OPT_MEM_CSV:
+			opt->mem_csv = optarg;
+			break;
+		case OPT_CSV:
+			opt->csv = true;
+			break;
 		case 'S':
 			opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);
 			break;
@@ -1725,6 +1539,12 @@ static void parse_options(int argc, char **argv, struct options *opt)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt->csv && opt->json)
+		usage_error("--csv and --json: one or the other");
+	if (opt->csv && !compare_has(opt->workload))
+		usage_error("--csv: only for the (--impl) workloads");
+	if (strcmp(opt->workload, "replay") == 0 && opt->nr_traces == 0)
+		usage_error("replay: give at least one --trace FILE");
 }
 
 int main(int argc, char **argv)
@@ -1733,8 +1553,12 @@ int main(int argc, char **argv)
 
 	parse_options(argc, argv, &opt);
 	for (size_t i = 0; i < NR_WORKLOADS; i++)
-		if (strcmp(workloads[i].name, opt.workload) == 0)
-			return workloads[i].run(&opt);
+		if (strcmp(workloads[i].name, opt.workload) == 0) {
+			int rc = workloads[i].run(&opt);
+
+			free(opt.traces);
+			return rc;
+		}
 
 	fprintf(stderr, "udc-stress: unknown workload '%s'; the workloads are:", opt.workload);
 	for (size_t i = 0; i < NR_WORKLOADS; i++)

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/baselines/common.h - what the baseline name caches share.
+ *
+ * Owns nothing at run time.  Declares the pieces every baseline
+ * (kernel.c, lru_mutex.c, lfht.c, ck_hs.c) needs and that must behave the
+ * same in each, so that the comparison measures their data structures and
+ * not differences in glue:
+ *  - bl_name_check(): udcache's name rules, the same -errno values;
+ *  - bl_hash(): one keyed 64-bit hash of (dir, name), siphash-free and fast
+ *    (the baselines are not attacked);
+ *  - struct bl_guard: the stale-answer guard.  A resolve snapshots the
+ *    guard of its name before the backend call and caches the answer only
+ *    if no mutation of that name, or of its directory, or rename/rmdir ran
+ *    since.  It stands for what the kernel gets from the parent's i_rwsem
+ *    and d_alloc_parallel (a lookup is never cached over a racing create or
+ *    unlink), at the cost of a few shared counters;
+ *  - bl_walk(): path walk (udc_walk's rules) over a baseline's resolve,
+ *    retried when the guard's rename sequence moved (the kernel's
+ *    rename_lock seqlock), so that a walk never returns a path that did not
+ *    exist as a whole;
+ *  - bl_mem: bytes allocated, counted by the allocation helpers.
+ *
+ * Locking: struct bl_guard is lock-free (atomic counters); bl_mem is an
+ * atomic counter.  Neither takes a lock.
+ *
+ * Ordering: see stress/baselines/common.c.
+ */
+#ifndef UDC_STRESS_BASELINES_COMMON_H
+#define UDC_STRESS_BASELINES_COMMON_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "include/udcache.h"
+#include "stress/impl.h"
+
+/* 0, or -EINVAL (empty, ".", '/' or NUL inside) or -ENAMETOOLONG; ".." is legal. */
+int bl_name_check(const char *name, size_t len);
+
+/* Keyed hash of (dir, name): the same function in every baseline. */
+uint64_t bl_hash(const uint64_t key[2], udc_ino dir, const char *name, size_t len);
+
+#define BL_GUARD_STRIPES 4096 /* per-name sequence counters, by hash */
+
+struct bl_guard {
+	/* Bumped by every mutation of a name whose hash falls in the stripe. */
+	_Atomic uint64_t name_seq[BL_GUARD_STRIPES];
+	/* Bumped by rename, rmdir and invalidate_dir (directory-wide changes);
+	 * odd while one is in progress. */
+	_Atomic uint64_t dir_seq;
+};
+
+struct bl_snap {
+	uint64_t name_seq, dir_seq;
+};
+
+void bl_guard_init(struct bl_guard *g);
+/* Taken before asking the backend about (hash). */
+struct bl_snap bl_guard_snap(struct bl_guard *g, uint64_t hash);
+/* Whether an answer fetched after snap may be cached: call it with the
+ * bucket (or cache) lock held, right before inserting. */
+bool bl_guard_valid(struct bl_guard *g, uint64_t hash, struct bl_snap snap);
+/* A mutation of one name: begin before changing the table, end after. */
+void bl_guard_name_begin(struct bl_guard *g, uint64_t hash);
+void bl_guard_name_end(struct bl_guard *g, uint64_t hash);
+/* A directory-wide change (rename, rmdir, invalidate_dir). */
+void bl_guard_dir_begin(struct bl_guard *g);
+void bl_guard_dir_end(struct bl_guard *g);
+
+/*
+ * Path walk with udc_walk's rules, over resolve(c, dir, name, ...), with
+ * cfg->root for absolute paths and backend->readlink for symlinks.  ".."
+ * goes back to the component the walk came from; at the start of the walk it
+ * is resolved as a name (the backend answers it).  Retried while the guard's
+ * dir_seq moved (rename or rmdir in between).
+ */
+typedef int (*bl_resolve_fn)(void *c, udc_ino dir, const char *name, size_t len,
+			     const struct udc_call *call, struct udc_attr *out);
+int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct impl_config *cfg,
+	    udc_ino start, const char *path, size_t len, unsigned flags,
+	    const struct udc_call *call, struct udc_attr *out);
+
+/* Bytes a baseline holds; the baselines add and subtract as they allocate. */
+struct bl_mem {
+	_Atomic int64_t bytes;
+};
+void *bl_alloc(struct bl_mem *m, size_t size);	  /* calloc'd, counted; NULL on ENOMEM */
+void bl_free(struct bl_mem *m, void *p, size_t size); /* size as allocated */
+uint64_t bl_mem_bytes(const struct bl_mem *m);
+
+#endif /* UDC_STRESS_BASELINES_COMMON_H */
