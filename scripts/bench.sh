@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Regenerate BENCHMARKS.md: build the release preset, run each udc-stress
 # configuration three times, report the median and the spread (min..max).
-#   scripts/bench.sh [SECONDS_PER_RUN]     (default 5)
+#   scripts/bench.sh [SECONDS_PER_RUN [SECONDS_PER_COMPARISON_RUN]]   (default 5, 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
+cmp_secs=${2:-2}
 runs=3
 "$(dirname "$0")/deps.sh"
 cmake --preset release >/dev/null
@@ -67,25 +68,17 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	echo "  (spreads of 2-3x within one run of this script, and medians that move by up to 1.5x"
 	echo "  between runs of it): compare figures from one run of the script only."
 	echo
-	echo "## Lookup hits (workload \`hit\`)"
+	echo "## Commands"
 	echo
-	echo "Names preloaded over 64 directories, 25% negatives, 16-byte names;"
-	echo "each thread looks up random preloaded names for ${secs} s and checks every answer."
-	echo "1024 names fit in the L2 cache; 65536 and more do not, and each lookup then pays"
-	echo "for cache and TLB misses on the bucket, the entry and the benchmark's own name table."
+	echo "\`scripts/bench.sh $secs\` runs everything below: the comparison with \`scripts/bench_compare.py\`"
+	echo "(each row's command is \`udc-stress --csv --workload W --impl I --threads T --seconds S ...\`, as"
+	echo "listed on its stderr), then udcache's own studies with \`udc-stress --json\`.  Raw samples and"
+	echo "plot data are left in build/bench/."
 	echo
-	echo "| names | threads | lookups/s (all threads) | ns/lookup per thread |"
-	echo "|---|---|---|---|"
-	for names in 1024 65536 1048576; do
-		for threads in 1 2; do
-			field=lookups_per_sec
-			read -r m lo hi < <(run --workload hit --names "$names" --threads "$threads" --seconds "$secs")
-			ns=$(awk -v m="$m" -v t="$threads" 'BEGIN {printf "%.0f", 1e9*t/m}')
-			echo "| $names | $threads | $(fmt_rate "$m" "$lo" "$hi") | $ns |"
-		done
-	done
+	./scripts/bench_compare.py "$bin" "$cmp_secs"
+	echo "## udcache's own parts"
 	echo
-	echo "## Memory per entry (entries in slab/ pages)"
+	echo "### Memory per entry (entries in slab/ pages)"
 	echo
 	echo "bytes_used (all of it: slab pages, external names, directory objects, hash buckets,"
 	echo "stats) divided by the entries held, after preloading 2,000,000 names over 64 directories."
@@ -105,7 +98,7 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 		echo "| $what | $len | $m ($lo..$hi) |"
 	done
 	echo
-	echo "## Keyed name hash (workload \`hash\`)"
+	echo "### Keyed name hash (workload \`hash\`)"
 	echo
 	echo "SipHash-2-4 (libsodium \`crypto_shorthash_siphash24\`) of (dir ino, name), one thread."
 	echo
@@ -117,7 +110,7 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 		echo "| $len | $m ($lo..$hi) |"
 	done
 	echo
-	echo "## Allocator throughput (workload \`alloc\`)"
+	echo "### Allocator throughput (workload \`alloc\`)"
 	echo
 	echo "64-byte objects; each thread keeps a FIFO window of 1024 live objects, allocates one,"
 	echo "writes 8 bytes into it and frees the oldest (a pair), for ${secs} s per allocator:"
@@ -136,7 +129,7 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 		done
 	done
 	echo
-	echo "## Fragmentation after mass removal (workload \`frag\`)"
+	echo "### Fragmentation after mass removal (workload \`frag\`)"
 	echo
 	echo "2,000,000 negatives (24-byte names) over 100 directories, in a 4 GiB cache (no"
 	echo "eviction), then a seeded random 90% removed with \`udc_invalidate\`; the final figures"
@@ -166,15 +159,15 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	echo "udcache held $bm bytes/entry at the peak (bytes_used); compaction moved $mm entries (median)."
 	echo
 	for thr in 1 2; do
-		echo "## Negative trickle, $thr client thread(s) (workload \`trickle\`)"
+		echo "### Negative trickle, $thr client thread(s) (workload \`trickle\`)"
 		echo
 		echo "$thr thread(s) \`udc_resolve\` 30,000,000 unique names in all (4 directories) that the backend"
 		echo "says do not exist, in a 16 MiB cache; bytes_used and RSS sampled every 10 ms. The"
 		echo "contract's bound is limit + slack (max(1% of the limit, 1 MiB)); each call is timed. On"
 		echo "2 cores, 2 client threads share them with the reclaim thread and liburcu's call_rcu thread."
 		echo
-		json=$(runs_json --workload trickle --threads "$thr" --count 30000000 --limit 16M)
-		read -r m lo hi < <(stat_of "d['misses_per_sec']" <<<"$json")
+		json=$(runs_json --workload trickle --threads "$thr" --count 30000000 --limit 16M --dirs 4)
+		read -r m lo hi < <(stat_of "d['ops_per_sec']" <<<"$json")
 		echo "| figure | median (min..max) |"
 		echo "|---|---|"
 		echo "| misses/s (all threads) | $(fmt_rate "$m" "$lo" "$hi") |"
@@ -195,13 +188,13 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 		done
 		read -r m lo hi < <(stat_of "d['latency_ns']['over_1ms']" <<<"$json")
 		echo "| calls over 1 ms | $m ($lo..$hi) |"
-		read -r m lo hi < <(stat_of "d['nr_negative']" <<<"$json")
+		read -r m lo hi < <(stat_of "d['stats']['nr_negative']" <<<"$json")
 		echo "| negatives held at the end | $m ($lo..$hi) |"
-		read -r m lo hi < <(stat_of "d['evictions']" <<<"$json")
+		read -r m lo hi < <(stat_of "d['stats']['evictions']" <<<"$json")
 		echo "| evictions | $m ($lo..$hi) |"
 		echo
 	done
-	echo "## Hot set under a scan (workload \`hotset\`)"
+	echo "### Hot set under a scan (workload \`hotset\`)"
 	echo
 	echo "A periodic job (client 1) resolves 20,000 hot names of one directory every 100 ms while"
 	echo "one scanner resolves unique names spread over 64 other directories, for 10 s, in an"
@@ -241,7 +234,7 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	hot_row "evictions" "d['evictions']"
 	hot_row "bytes_used max (MiB; limit 8)" "d['memory']['bytes_used_max']" mib
 	echo
-	echo "## Invalidating a large directory (workload \`invalidate\`)"
+	echo "### Invalidating a large directory (workload \`invalidate\`)"
 	echo
 	echo "1,250,000 positives (regular files; a directory keeps at most max(8 x its positives, 65536)"
 	echo "negatives, so they make room for all of them), then 10,000,000 negatives added to one"
@@ -270,7 +263,7 @@ print(len(v), '%s (%s..%s)' % (v[(len(v) - 1) // 2], v[0], v[-1]) if v else '-')
 			"$(fmt_mib "$lm" "$llo" "$lhi") | $pm ($plo..$phi) | $xm ($xlo..$xhi) |"
 	done
 	echo
-	echo "## A build's include searches (workload \`buildtrace\`)"
+	echo "### A build's include searches (workload \`buildtrace\`)"
 	echo
 	echo "FreeBSD's comparison rebuilt: 5,000 headers, each in one of 8 search-path directories;"
 	echo "20,000 translation units, each including 60 distinct headers drawn from Zipf(1.0) by"

@@ -112,11 +112,14 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/* A member's key, or (key NULL) an array element's separator. */
 static void rep_key(struct report *r, const char *key)
 {
 	printf("%s\n%*s", r->need_comma ? "," : "", 2 * r->depth, "");
-	json_string(key);
-	fputs(": ", stdout);
+	if (key) {
+		json_string(key);
+		fputs(": ", stdout);
+	}
 	r->need_comma = true;
 }
 
@@ -237,6 +240,25 @@ void rep_obj_end(struct report *r)
 		r->need_comma = true;
 	} else if (r->text_depth > 0) {
 		r->prefix[r->prefix_len[--r->text_depth]] = '\0';
+	}
+}
+
+void rep_arr_begin(struct report *r, const char *key)
+{
+	if (r->json) {
+		rep_key(r, key);
+		putchar('[');
+		r->need_comma = false;
+		r->depth++;
+	}
+}
+
+void rep_arr_end(struct report *r)
+{
+	if (r->json) {
+		r->depth--;
+		printf("\n%*s]", 2 * r->depth, "");
+		r->need_comma = true;
 	}
 }
 

@@ -162,6 +162,10 @@ void rep_bool(struct report *r, const char *key, const char *label, bool v);
 /* A nested object (up to REP_MAX_DEPTH deep); in text its members' labels get "prefix". */
 void rep_obj_begin(struct report *r, const char *key, const char *prefix);
 void rep_obj_end(struct report *r);
+/* An array (JSON only; in text its elements follow one another).  Its
+ * elements are objects begun with key NULL. */
+void rep_arr_begin(struct report *r, const char *key);
+void rep_arr_end(struct report *r);
 /* A warning: a WARNING line in text; in JSON, the "warnings" array and stderr. */
 void rep_warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rep_end(struct report *r);
@@ -180,6 +184,7 @@ uint64_t cache_bytes(udc_cache *c);
 /* The reclaim-policy workloads (policy.c); defaults where they differ. */
 
 #define RMDIR_DEFAULT_NEGATIVES 100000	 /* rmdir: --names default */
+#define REPLAY_LIMIT ((size_t)64 << 20) /* replay: --memory default */
 #define TRICKLE_LIMIT ((size_t)16 << 20)
 #define HOTSET_HOT 20000
 #define HOTSET_PERIOD_MS 100
