@@ -445,8 +445,9 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes);
 /* Age negatives out (negative_max_age_ms), at most @budget work units,
  * shrink_lock held: true if more remains. */
 bool sweep_age(struct udc_cache *c, size_t budget);
-/* Directory @d's entries just went stale (its generation moved on). */
-void sweep_stale_note(struct udc_cache *c, struct udc_dir *d);
+/* Directory @d's entries just went stale (its generation moved on):
+ * returns how many were noted as garbage (an estimate). */
+int64_t sweep_stale_note(struct udc_cache *c, struct udc_dir *d);
 /* Drop stale entries, at most @budget work units, shrink_lock held: true
  * if more remains. */
 bool sweep_stale(struct udc_cache *c, size_t budget);

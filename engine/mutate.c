@@ -9,6 +9,11 @@
  * children lists, the per-directory and per-thread entry counts, the
  * rename seqcount's write side.
  *
+ * Probes (engine/probe.h): insert in entry_publish_locked (every entry
+ * published goes through it), decline in udc_add_negative, invalidate in
+ * udc_invalidate and dir_forget (invalidate_dir, rmdir, a directory
+ * renamed over).
+ *
  * Every change of a name is a new entry replacing the old one
  * (cds_lfht_add_replace) or a removal (cds_lfht_del), made with the name's
  * stripe lock held; so each mutation is atomic for lookups, and the
@@ -38,6 +43,7 @@
  *   pair with udc_walk's ck_sequence_read_begin/retry.
  */
 #include "engine/internal.h"
+#include "engine/probe.h"
 
 #include <errno.h>
 
@@ -130,6 +136,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	rcu_read_lock();
 	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, name_match, k, &e->node);
 	rcu_read_unlock();
+	UDC_PROBE(insert, (int)e->kind, k->dir, k->name, k->len, old != NULL);
 	if (old)
 		entry_unlink_locked(c, caa_container_of(old, struct udc_entry, node));
 }
@@ -242,14 +249,19 @@ bool attr_valid(const struct udc_attr *attr)
 
 /* Forget directory ino's contents, if it has an object: complete flag,
  * parent, then the generation.  No object: nothing cached and nothing in
- * flight in it (calls in flight pin theirs). */
-static void dir_forget(struct udc_cache *c, udc_ino ino)
+ * flight in it (calls in flight pin theirs).  @why: the invalidate
+ * probe's kind (enum udc_probe_inval). */
+static void dir_forget(struct udc_cache *c, udc_ino ino, int why)
 {
 	struct udc_dir *d = ino != UDC_INO_NONE ? dir_find(c, ino) : NULL;
 
-	if (!d)
+	if (!d) {
+		UDC_PROBE(invalidate, why, ino, (int64_t)0);
 		return;
-	sweep_stale_note(c, d);   /* the entries left behind: garbage to sweep */
+	}
+	/* the entries left behind: garbage to sweep */
+	int64_t garbage = sweep_stale_note(c, d);
+	UDC_PROBE(invalidate, why, ino, garbage);
 	/* seq_cst RMW: cleared before the release bump below (see Ordering) */
 	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_COMPLETE);
 	atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
@@ -326,8 +338,10 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 		name_op_done(c, &op);
 		return -ENOMEM;
 	}
-	if (!complete && !keep)
+	if (!complete && !keep) {
 		stat_add(thread_stats(c), declined, 1);
+		UDC_PROBE(decline, dir, client);
+	}
 
 	pthread_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
@@ -429,8 +443,9 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	atomic_fetch_and(&op.d->flags, ~(uint32_t)DIR_COMPLETE);
 	pthread_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
-	entry_drop_locked(c, op.hash, &op.k);
+	size_t dropped = entry_drop_locked(c, op.hash, &op.k);
 	pthread_mutex_unlock(&op.s->lock);
+	UDC_PROBE(invalidate, UDC_PROBE_INVAL_NAME, dir, (int64_t)(dropped != 0));
 	name_op_done(c, &op);
 	compact_inline(c);   /* drops are what leave pages sparse */
 	return 0;
@@ -441,7 +456,7 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir)
 	if (!c || dir == UDC_INO_NONE)
 		return -EINVAL;
 	thread_enter();
-	dir_forget(c, dir);
+	dir_forget(c, dir, UDC_PROBE_INVAL_DIR);
 	return 0;
 }
 
@@ -476,7 +491,7 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	pthread_mutex_unlock(&op.s->lock);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
-	dir_forget(c, dir);
+	dir_forget(c, dir, UDC_PROBE_INVAL_RMDIR);
 	ck_sequence_write_end(&c->rename_seq);
 	pthread_mutex_unlock(&c->rename_lock);
 	name_op_done(c, &op);
@@ -588,7 +603,7 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	}
 	/* A directory replaced at the target is gone. */
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
-		dir_forget(c, target.ino);
+		dir_forget(c, target.ino, UDC_PROBE_INVAL_RENAMED_OVER);
 
 	stripes_unlock(o.s, n.s);
 	ck_sequence_write_end(&c->rename_seq);

@@ -18,6 +18,10 @@
  * cached, and counted in stale_answers.  Backend errors other than -ENOENT
  * are shared with the waiters and never cached.
  *
+ * Probes (engine/probe.h): resolve_miss in resolve_name, backend_call and
+ * backend_return around each backend->lookup, decline for a negative
+ * not admitted.
+ *
  * Locking:
  *   stripe->lock protects the stripe's in-flight list and every field of
  *   its placeholders (stale, done, waiters, result, attr); the backend is
@@ -31,6 +35,7 @@
  *   no answer older than an invalidation is ever served.
  */
 #include "engine/internal.h"
+#include "engine/probe.h"
 
 #include <errno.h>
 
@@ -50,9 +55,11 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 		return -ENOMEM;
 	uint32_t gen = atomic_load_explicit(&d->gen, memory_order_acquire);
 	stat_add(thread_stats(c), backend_calls, 1);
+	UDC_PROBE(backend_call, dir, "..", (size_t)2);
 	int r = c->backend->lookup(call ? call->ctx : NULL, dir, "..", 2, &attr);
 	if (r > 0 || (r == 0 && (!attr_valid(&attr) || attr.type != UDC_TYPE_DIR)))
 		r = -EIO;
+	UDC_PROBE(backend_return, dir, r, r ? UDC_INO_NONE : attr.ino);
 	struct udc_dir *pd = r ? NULL : dir_get(c, attr.ino);
 	if (pd) {
 		if (gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
@@ -131,9 +138,11 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 
 	stat_add(thread_stats(c), backend_calls, 1);
 	struct udc_attr attr = { 0 };
+	UDC_PROBE(backend_call, dir, name, len);
 	r = c->backend->lookup(call ? call->ctx : NULL, dir, name, len, &attr);
 	if (r > 0 || (r == 0 && !attr_valid(&attr)))
 		r = -EIO;   /* the backend broke its contract: report, cache nothing */
+	UDC_PROBE(backend_return, dir, r, r ? UDC_INO_NONE : attr.ino);
 
 	/* Allocate what caching the answer needs before taking the lock. */
 	struct udc_entry *fresh = NULL;
@@ -157,6 +166,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 				fresh->type = tag & 0x3f;
 		} else {
 			stat_add(thread_stats(c), declined, 1);
+			UDC_PROBE(decline, dir, call ? call->client : 0);
 		}
 	}
 	if (fresh) {
@@ -204,12 +214,14 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 		r = lookup_dotdot(c, dir, out);
 		if (r == UDC_POSITIVE)
 			return 0;
+		UDC_PROBE(resolve_miss, dir, name, len);
 		return c->backend ? resolve_dotdot(c, dir, call, out) : -EAGAIN;
 	}
 	uint64_t hash = hash_name(&c->key, dir, name, len);
 	r = lookup_name(c, dir, name, len, hash, out);
 	if (r != UDC_MISS)
 		return answer_of(r);
+	UDC_PROBE(resolve_miss, dir, name, len);
 	if (!c->backend)
 		return -EAGAIN;
 	return resolve_miss(c, dir, name, len, hash, call, out);

@@ -21,6 +21,10 @@
  * same batches between calls (compact_batch), and udc_shrink() runs them
  * to the end (compact_all).
  *
+ * Probes (engine/probe.h): compact_batch after each batch (with the
+ * fragmentation it left), evict (STALE) for a stale entry dropped instead
+ * of moved; slab/compact.c's compact_page for each page worked on.
+ *
  * Locking:
  *   shrink_lock serialises compaction with reclaim passes (inline: only
  *   tried, never waited for); it protects compact_mark_* and
@@ -39,6 +43,7 @@
  *   it.  compact_mark_* and the size counters are relaxed: heuristics.
  */
 #include "engine/internal.h"
+#include "engine/probe.h"
 
 #define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
 #define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */
@@ -100,6 +105,8 @@ out:
 	rcu_read_unlock();
 	if (stale) {
 		/* Freed the engine's way (its external name too): new_obj goes back. */
+		UDC_PROBE(evict, UDC_PROBE_EVICT_STALE, (int)old->kind, entry_slot_size(c, old),
+			  key.dir, key.name, key.len);
 		entry_unlink_locked(c, old);
 		stat_add(thread_stats(c), evictions, 1);
 	}
@@ -164,8 +171,9 @@ static bool compact_step(struct udc_cache *c, bool wait)
 	if (compact_wanted(c)) {
 		size_t live, pages;
 		bool dry;
-		compact_locked(c, COMPACT_BATCH, &dry);
+		size_t units = compact_locked(c, COMPACT_BATCH, &dry);
 		fragmented(c, &live, &pages);
+		UDC_PROBE(compact_batch, units, dry, live, pages);
 		c->compact_mark_live = dry ? live : 0;
 		c->compact_mark_pages = dry ? pages : 0;
 		more = !dry;
@@ -200,10 +208,15 @@ static size_t compact_round(struct udc_cache *c, size_t bound)
 	bool dry;
 
 	do {   /* shrink_lock per batch: inline reclaim waits one batch at most */
+		size_t live, pages;
 		pthread_mutex_lock(&c->shrink_lock);
-		done += compact_locked(c, COMPACT_BATCH, &dry);
+		size_t units = compact_locked(c, COMPACT_BATCH, &dry);
 		c->compact_mark_live = c->compact_mark_pages = 0;
 		pthread_mutex_unlock(&c->shrink_lock);
+		done += units;
+		/* For the probe only (udc_shrink's rounds: a few loads a batch). */
+		fragmented(c, &live, &pages);
+		UDC_PROBE(compact_batch, units, dry, live, pages);
 	} while (!dry && done < bound);
 	return done;
 }

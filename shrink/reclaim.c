@@ -16,6 +16,9 @@
  * the thread, the inline pass also ages negatives, a batch at most every
  * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
  *
+ * Probes (engine/probe.h): reclaim for each eviction pass (which caller,
+ * the bytes asked for and those evicted); the entries are sweep.c's.
+ *
  * Locking:
  *   shrink_lock serialises passes (inline reclaim only tries it, and waits
  *   for another thread's pass only when the overshoot nears the slack).
@@ -31,6 +34,7 @@
  *   store in entry_publish_locked: the key bytes are the published ones.
  */
 #include "engine/internal.h"
+#include "engine/probe.h"
 
 #include <errno.h>
 #include <time.h>
@@ -147,10 +151,13 @@ static void age_inline(struct udc_cache *c)
 }
 
 /* Evict about @bytes, then free a batch of the directories left idle:
- * the slot bytes evicted (shrink_lock held). */
-static size_t reclaim_evict(struct udc_cache *c, size_t bytes)
+ * the slot bytes evicted (shrink_lock held).  @source: the reclaim
+ * probe's (enum udc_probe_reclaim). */
+static size_t reclaim_evict(struct udc_cache *c, size_t bytes, int source)
 {
 	size_t got = sweep_reclaim(c, bytes);
+
+	UDC_PROBE(reclaim, source, bytes, got);
 
 	dir_reap(c, DIR_REAP_BATCH, true);
 	return got;
@@ -159,10 +166,10 @@ static size_t reclaim_evict(struct udc_cache *c, size_t bytes)
 /* reclaim_evict, with the frees landed when it returns (slab_hold: two
  * grace periods of our own, not liburcu's call_rcu thread, which sleeps
  * 10 ms between batches), shrink_lock held. */
-static size_t reclaim_evict_landed(struct udc_cache *c, size_t bytes)
+static size_t reclaim_evict_landed(struct udc_cache *c, size_t bytes, int source)
 {
 	slab_hold_begin();
-	size_t got = reclaim_evict(c, bytes);
+	size_t got = reclaim_evict(c, bytes, source);
 	slab_hold_end();
 	c->evict_seen_used = reclaim_used(c);   /* what fell was ours, none in flight */
 	return got;
@@ -232,7 +239,8 @@ void reclaim_inline(struct udc_cache *c)
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(c, used);
 		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
-			evicted_now(c, reclaim_evict(c, RECLAIM_INLINE_BYTES));
+			evicted_now(c, reclaim_evict(c, RECLAIM_INLINE_BYTES,
+						     UDC_PROBE_RECLAIM_INLINE));
 		pthread_mutex_unlock(&c->shrink_lock);
 		return;
 	}
@@ -241,7 +249,8 @@ void reclaim_inline(struct udc_cache *c)
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		size_t due = used_due(c, used);
 		if (due > limit)
-			reclaim_evict_landed(c, due - limit + slack / 4);
+			reclaim_evict_landed(c, due - limit + slack / 4,
+					     UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(c);
 		if (used <= limit + slack / 2)
 			break;
@@ -277,6 +286,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	size_t swept = 0;
 	for (int round = 0; freed + swept < bytes && round < SHRINK_ROUNDS; round++) {
 		size_t got = sweep_reclaim(c, bytes - freed - swept);
+		UDC_PROBE(reclaim, UDC_PROBE_RECLAIM_SHRINK, bytes - freed - swept, got);
 		swept += got;
 		if (!got && round > 0)
 			break;
@@ -328,7 +338,7 @@ static bool reclaim_background(struct udc_cache *c)
 			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = reclaim_evict_landed(c, want);
+		size_t got = reclaim_evict_landed(c, want, UDC_PROBE_RECLAIM_THREAD);
 		pthread_mutex_unlock(&c->shrink_lock);
 		batches--;
 		if (got == 0)

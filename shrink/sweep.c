@@ -50,8 +50,12 @@
  * positive's directory loses DIR_COMPLETE (seq_cst RMW) before the entry
  * goes, so no lookup answers an evicted name negative.  Promotion is
  * entry_move's (compact.c).
+ *
+ * Probes (engine/probe.h): evict for each entry evicted (with its reason),
+ * promote, refault, and sweep_batch for each slab_sweep call (sweep_class).
  */
 #include "engine/internal.h"
+#include "engine/probe.h"
 
 #include <errno.h>
 
@@ -204,6 +208,7 @@ bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
 	rcu_read_unlock();
 	if (!hit)
 		return false;
+	UDC_PROBE(refault, kind);
 	if (kind == ENT_NEGATIVE)
 		stat_add(thread_stats(c), refaults_neg, 1);
 	else
@@ -217,18 +222,20 @@ bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
 struct sweep_pass {
 	struct udc_cache *c;
 	size_t evicted;     /* slot bytes */
+	size_t nr_evicted;  /* entries */
 	size_t promoted;    /* slot bytes copied and not yet waited for */
-	bool ageing;        /* evictions count as aged */
+	int mode;           /* enum udc_probe_sweep; AGE: evictions count as aged */
 };
 
 /*
  * Evict @e (its key in @key) if it is still published: true if it went.
  * A ghost is left if @ghost.  Under the name's stripe, published says
  * whether the entry is in the table (every publish, replace and delete
- * holds the stripe), so no lookup is needed to find it.
+ * holds the stripe), so no lookup is needed to find it.  @why: the evict
+ * probe's reason (enum udc_probe_evict; an ageing pass says AGED instead).
  */
 static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct entry_key *key,
-			bool ghost)
+			bool ghost, int why)
 {
 	struct udc_cache *c = sp->c;
 	struct stripe *s = stripe_of(c, key->hash);
@@ -252,11 +259,15 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 		return false;
 	struct thread_stats *ts = thread_stats(c);
 	stat_add(ts, evictions, 1);
-	if (sp->ageing && e->kind == ENT_NEGATIVE)
+	bool aged = sp->mode == UDC_PROBE_SWEEP_AGE && e->kind == ENT_NEGATIVE;
+	if (aged)
 		stat_add(ts, aged, 1);
+	UDC_PROBE(evict, aged && why != UDC_PROBE_EVICT_STALE ? UDC_PROBE_EVICT_AGED : why,
+		  (int)e->kind, slot, key->dir, key->name, key->len);
 	if (ghost)
 		ghost_put(c, key->hash);
 	sp->evicted += slot;
+	sp->nr_evicted++;
 	return true;
 }
 
@@ -277,6 +288,7 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 		/* relaxed: a reader's raise racing this is a lost hit */
 		atomic_store_explicit(&e->hits, h ? h - 1 : 0, memory_order_relaxed);
 		stat_add(thread_stats(arg), promoted, 1);
+		UDC_PROBE(promote, (int)e->kind, e->dir->ino, entry_name(e), e->len, h ? h - 1 : 0);
 	}
 	return v;
 }
@@ -301,7 +313,7 @@ static void visit_probation(void *arg, void *obj)
 			return;   /* promoted, or dropped or left by entry_move */
 		/* no room for the copy: evicted instead */
 	}
-	evict_entry(sp, e, &key, !stale);
+	evict_entry(sp, e, &key, !stale, stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION);
 }
 
 static void visit_main(void *arg, void *obj)
@@ -314,13 +326,29 @@ static void visit_main(void *arg, void *obj)
 	if (!atomic_load_explicit(&e->published, memory_order_acquire))
 		return;
 	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
-	if (h && !entry_stale(e)) {
+	bool stale = entry_stale(e);
+	if (h && !stale) {
 		/* relaxed: a reader's raise racing this is a lost hit */
 		atomic_store_explicit(&e->hits, h - 1, memory_order_relaxed);
 		return;
 	}
 	if (entry_key_copy(sp->c, e, &key))
-		evict_entry(sp, e, &key, false);
+		evict_entry(sp, e, &key, false,
+			    stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_MAIN);
+}
+
+/* slab_sweep of one class of @kind, with the sweep_batch probe (fired
+ * only when the class had something to sweep). */
+static size_t sweep_class(struct sweep_pass *sp, enum entry_kind kind, unsigned cls, size_t budget,
+			  uint64_t stamp_max, uint64_t *cursor, void (*visit)(void *arg, void *obj))
+{
+	size_t n0 = sp->nr_evicted, b0 = sp->evicted;
+	size_t done = slab_sweep(sp->c->slabs[kind], cls, budget, stamp_max, cursor, visit, sp);
+
+	if (done)   /* a class with nothing to sweep is no batch */
+		UDC_PROBE(sweep_batch, sp->mode, kind, cls, done, sp->nr_evicted - n0,
+			  sp->evicted - b0);
+	return done;
 }
 
 /* Sweep queue @main of @kind: at most @budget units, pages stamped at
@@ -332,8 +360,8 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 	size_t done = 0;
 
 	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2) {
-		done += slab_sweep(s, cls, budget - done, stamp_max, NULL,
-				   main ? visit_main : visit_probation, sp);
+		done += sweep_class(sp, kind, cls, budget - done, stamp_max, NULL,
+				    main ? visit_main : visit_probation);
 		if (sp->promoted >= PROMOTE_INFLIGHT_MAX) {
 			if (!slab_hold_flush())   /* the old copies go (see above) */
 				entry_frees_wait(sp->c);
@@ -418,7 +446,7 @@ static unsigned sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool m
 
 size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 {
-	struct sweep_pass sp = { .c = c };
+	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_RECLAIM };
 	enum entry_kind kind[4];
 	bool main[4], empty[2][2] = { { false } };
 	/* Bounded: every page about four times over (a main entry's hits
@@ -457,7 +485,7 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 bool sweep_age(struct udc_cache *c, size_t budget)
 {
 	uint32_t max_age = c->negative_max_age_ms;
-	struct sweep_pass sp = { .c = c, .ageing = true };
+	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_AGE };
 
 	if (max_age == UINT32_MAX)
 		return false;
@@ -478,13 +506,15 @@ bool sweep_age(struct udc_cache *c, size_t budget)
 /* ------------------------------------------------------------------ */
 /* garbage: the stale entries of invalidated and removed directories */
 
-void sweep_stale_note(struct udc_cache *c, struct udc_dir *d)
+int64_t sweep_stale_note(struct udc_cache *c, struct udc_dir *d)
 {
 	/* relaxed: a work estimate (its entries, and the caller's pin) */
 	int64_t n = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
 
-	if (n > 0)
-		atomic_fetch_add_explicit(&c->stale_pending, n, memory_order_relaxed);
+	if (n <= 0)
+		return 0;
+	atomic_fetch_add_explicit(&c->stale_pending, n, memory_order_relaxed);
+	return n;
 }
 
 /* Drop a stale entry; leave the others as they are (hits untouched). */
@@ -498,12 +528,12 @@ static void visit_stale(void *arg, void *obj)
 	if (!atomic_load_explicit(&e->published, memory_order_acquire) || !entry_stale(e) ||
 	    !entry_key_copy(sp->c, e, &key))
 		return;
-	evict_entry(sp, e, &key, false);
+	evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_STALE);
 }
 
 bool sweep_stale(struct udc_cache *c, size_t budget)
 {
-	struct sweep_pass sp = { .c = c };
+	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_STALE };
 	size_t done = 0;
 	bool wrapped = true;
 
@@ -521,8 +551,8 @@ bool sweep_stale(struct udc_cache *c, size_t budget)
 		for (unsigned cls = 0; cls < slab_nr_classes(s); cls++) {
 			uint64_t *cur = &c->stale_cursor[k][cls];
 			if (done < budget)
-				done += slab_sweep(s, cls, budget - done, UINT64_MAX, cur, visit_stale,
-						   &sp);
+				done += sweep_class(&sp, (enum entry_kind)k, cls, budget - done,
+						    UINT64_MAX, cur, visit_stale);
 			wrapped = wrapped && *cur == 0;
 		}
 	}

@@ -24,11 +24,16 @@
  *   that still hold the old copy keep it until their read-side section
  *   ends (call_rcu).  The counters are relaxed (stats only).
  *
+ * Probes (engine/probe.h, self-contained): compact_page for each sparse
+ * page slab_compact worked on (emptied unless the budget ran out): slots
+ * visited, moved, dropped.
+ *
  * Limitations: the candidates of a compaction are found by a scan of the
  * class's pages under its lock (O(pages) per isolated page); bins by
  * occupancy would make it O(1).
  */
 #include "slab/internal.h"
+#include "engine/probe.h"
 
 #include <errno.h>
 #include <string.h>
@@ -229,16 +234,21 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 		}
 		*cursor = p->age + 1;
 		done += SLAB_COMPACT_PAGE_COST;   /* the scan and snapshot */
-		uint32_t bump = page_snapshot(p, visit);
+		uint32_t bump = page_snapshot(p, visit), objects = 0, moved = 0, dropped = 0;
 		for (uint32_t i = 0; i < bump && done < budget; i++) {
 			if (!(visit[i / 64] & (1ull << (i % 64))))
 				continue;
 			done++;
-			if (slab_relocate(s, slab_page_slot(p, i), move, arg) < 0) {
+			objects++;
+			int v = slab_relocate(s, slab_page_slot(p, i), move, arg);
+			moved += v == SLAB_MOVED;
+			dropped += v == SLAB_EVICTED;
+			if (v < 0) {
 				*cursor = p->age; /* out of memory: this page again, later */
 				budget = done;
 			}
 		}
+		UDC_PROBE(compact_page, s->id, cls, s->cls[cls].size, objects, moved, dropped);
 		slab_page_putback(s, p);
 	}
 	slab_tls_compacting = nested;
