@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stress/compare.c - the workloads that run against every --impl: hit,
- * trickle, churn, rmdir, rename and mixed (replay is in replay.c).
+ * trickle, churn, rmdir, rename, mixed, and replay's report (the parser and
+ * the replay itself are stress/replay.c).
  *
  * Owns: the model store these workloads share (a backend that knows every
  * name they use from the name alone, plus the rename workload's slot table),
@@ -104,6 +105,7 @@
 
 #include "stress/compare.h"
 #include "stress/measure.h"
+#include "stress/replay.h"
 
 #define FILE_INO_BASE ((udc_ino)1 << 40)	 /* file i */
 #define CHURN_INO_BASE ((udc_ino)2 << 40)	 /* + (thread << 32) + n */
@@ -1155,8 +1157,70 @@ bool compare_has(const char *workload)
 	return false;
 }
 
+/* ---------------------------------------------------------------------- */
+/* replay: every --trace through stress/replay.c, one report */
+
 int run_replay(const struct options *opt)
 {
-	(void)opt;
-	die("replay: not yet");
+	const struct impl *impl = impl_find(opt->impl);
+	size_t limit = opt->memory_set ? opt->memory : REPLAY_LIMIT;
+	uint64_t wrong_total = 0;
+	struct report rp;
+
+	if (!impl)
+		usage_error("--impl: unknown implementation '%s'", opt->impl);
+	rep_begin(&rp, opt->json);
+	rep_str(&rp, "workload", "workload", "replay");
+	rep_str(&rp, "impl", "impl", impl->name);
+	rep_u64(&rp, "memory_limit", "memory limit (bytes)", limit);
+	rep_u64(&rp, "passes", "passes", opt->passes);
+	rep_arr_begin(&rp, "traces");
+	for (unsigned k = 0; k < opt->nr_traces; k++) {
+		struct replay_trace *t;
+		struct replay_summary sm;
+		struct replay_result res;
+		char err[256], label[64];
+		int rc = replay_load(opt->traces[k], &t, err, sizeof(err));
+
+		if (rc < 0)
+			die("replay: %s", err);
+		replay_summary(t, &sm);
+		rc = replay_run(impl, t, limit, opt->passes, &res);
+		if (rc < 0)
+			die("replay %s: %s: %s", opt->traces[k], impl->name, strerror(-rc));
+		snprintf(label, sizeof(label), "trace %u.", k);
+		rep_obj_begin(&rp, NULL, label);
+		rep_str(&rp, "trace", "file", opt->traces[k]);
+		rep_u64(&rp, "lines", "lines", sm.lines);
+		rep_u64(&rp, "syscalls", "syscalls parsed", sm.syscalls_parsed);
+		rep_u64(&rp, "lines_skipped", "lines skipped", sm.lines_skipped);
+		rep_u64(&rp, "events", "events (last pass)", res.events);
+		rep_u64(&rp, "walks", "walks", res.walks);
+		rep_u64(&rp, "hits", "walks with no backend call", res.hits);
+		rep_u64(&rp, "misses", "walks with backend calls", res.misses);
+		rep_u64(&rp, "backend_calls", "backend calls", res.backend_calls);
+		rep_u64(&rp, "negative_answers", "-ENOENT answers", res.negative_answers);
+		rep_u64(&rp, "mutations", "mutations", res.mutations);
+		rep_u64(&rp, "unmodelled", "lookups the model cannot reproduce", res.unmodelled);
+		rep_u64(&rp, "cache_errors", "cache errors", res.cache_errors);
+		rep_u64(&rp, "wrong", "wrong answers", res.wrong);
+		rep_u64(&rp, "bytes_used_max", "bytes_used max", res.bytes_used_max);
+		rep_u64(&rp, "bytes_used_end", "bytes_used end", res.bytes_used_end);
+		rep_u64(&rp, "nr_negative_end", "negatives held at the end", res.nr_negative_end);
+		rep_u64(&rp, "nr_positive_end", "positives held at the end", res.nr_positive_end);
+		rep_f64(&rp, "seconds", "seconds (last pass)", res.seconds, 4);
+		rep_obj_end(&rp);
+		if (res.wrong)
+			rep_warn(&rp, "%s: %" PRIu64 " wrong answers; first: %s", opt->traces[k],
+				 res.wrong, res.first_wrong);
+		wrong_total += res.wrong;
+		replay_free(t);
+	}
+	rep_arr_end(&rp);
+	rep_u64(&rp, "wrong_answers", "wrong answers in all", wrong_total);
+	if (wrong_total)
+		rep_warn(&rp, "FAILED");
+	rep_end(&rp);
+	fflush(stdout);
+	return wrong_total ? 1 : 0;
 }

@@ -106,12 +106,6 @@ const struct impl impl_udcache = {
 	.stats = udcache_stats,
 };
 
-/* TEMPORARY while the baselines are written: weak, skipped when absent. */
-extern const struct impl impl_kernel __attribute__((weak));
-extern const struct impl impl_lru_mutex __attribute__((weak));
-extern const struct impl impl_lfht __attribute__((weak));
-extern const struct impl impl_ck_hs __attribute__((weak));
-
 const struct impl *const impls[] = {
 	&impl_udcache, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_ck_hs, NULL,
 };

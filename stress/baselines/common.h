@@ -91,4 +91,38 @@ void *bl_alloc(struct bl_mem *m, size_t size);	  /* calloc'd, counted; NULL on E
 void bl_free(struct bl_mem *m, void *p, size_t size); /* size as allocated */
 uint64_t bl_mem_bytes(const struct bl_mem *m);
 
+/*
+ * Glue the baselines share, so that each behaves as udcache at its edges.
+ */
+
+/* 0, or -EINVAL (NULL cache, dir UDC_INO_NONE), or bl_name_check()'s error. */
+int bl_call_check(const void *c, udc_ino dir, const char *name, size_t len);
+/* Whether udc_add() takes attr: not NULL, ino set, a known type, flags 0. */
+bool bl_attr_valid(const struct udc_attr *attr);
+/*
+ * cfg->backend->lookup(call's ctx, dir, name): 0 with *out filled, -ENOENT,
+ * -EAGAIN with no backend, -EIO for an answer that breaks the backend's
+ * contract (positive return, or 0 with an attr bl_attr_valid() refuses),
+ * or the backend's error.  May block; call it with no lock held.
+ */
+int bl_backend_lookup(const struct impl_config *cfg, const struct udc_call *call, udc_ino dir,
+		      const char *name, size_t len, struct udc_attr *out);
+/* Copy *from into *st as udc_stats_get() would: the V0 fields or all of
+ * them, by st->size; any other size leaves *st alone. */
+void bl_stats_put(struct udc_stats *st, const struct udc_stats *from);
+
+/*
+ * urcu-memb registration for the RCU baselines (lfht.c, ck_hs.c): call
+ * bl_rcu_enter() at the top of every call that reads or defers under RCU.
+ * The first call on a thread registers it (unless someone, e.g. udcache,
+ * already did) and a pthread key destructor unregisters it at thread exit.
+ */
+extern __thread bool bl_rcu_ready;
+void bl_rcu_register_slow(void);
+static inline void bl_rcu_enter(void)
+{
+	if (__builtin_expect(!bl_rcu_ready, 0))
+		bl_rcu_register_slow();
+}
+
 #endif /* UDC_STRESS_BASELINES_COMMON_H */

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/baselines/ck_hs.c - impl_ck_hs: Concurrency Kit's ck_hs, the second lookup ceiling.
+ *
+ * Owns: one ck_hs open-addressing set (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT)
+ * of pointers to entries, each (dir, a copy of the name) and a positive
+ * attr (copied whole) or, with attr.ino == UDC_INO_NONE, the negative
+ * answer; the single writer lock; the counters.  No eviction, no memory
+ * bound (memory_limit is ignored), no per-directory index.  Lookups are
+ * lock-free (ck_hs_get inside an RCU read section); every mutation, and a
+ * resolve's insert, takes the one writer lock, as ck_hs's SPMC mode
+ * requires (a single writer at a time).
+ *
+ * Memory reclamation is liburcu's (urcu-memb): an entry removed or
+ * replaced is freed by call_rcu after a grace period, and so is every
+ * array ck_hs replaces when it grows or is rebuilt: ck_hs asks its
+ * struct ck_malloc to free the old array with defer = true, since SPMC
+ * readers may still probe it.  ck_malloc's callbacks take no context, so
+ * the allocating cache is passed to ckh_array_malloc() in a thread-local
+ * (ckh_allocating), set while the writer lock is held (and during
+ * ck_hs_init); each array carries a header with its size, its cache's
+ * counter and the rcu_head its deferred free uses.
+ *
+ * ck_hs leaves a tombstone for every removal and reuses tombstones for
+ * inserts but never clears them; when the removals since the array was
+ * made outnumber the entries by REBUILD_SLACK, the array is rebuilt
+ * (ck_hs_rebuild(): a fresh array of the same capacity, readers move over
+ * as for a grow).  rmdir and invalidate_dir have no index to go by: they
+ * iterate the whole set under the writer lock, O(entries in the cache).
+ *
+ * Threads are registered with urcu-memb on their first call here
+ * (bl_rcu_enter()) and unregistered when they exit.
+ *
+ * Locking:
+ *   lock (the writer lock, a pthread mutex) serialises every ck_hs update
+ *   (ck_hs_set, ck_hs_remove, grows and rebuilds inside them), the guard's
+ *   changes and checks, and protects nr_positive, nr_negative and
+ *   stale_answers.  Never held across a backend call.  ckh_allocating is
+ *   thread-local, set only by the holder of lock.
+ *   Lookups take no lock: an RCU read section only.
+ *
+ * Ordering:
+ *   entry_publish_locked()'s release fence orders an entry's fields before
+ *   ck_hs_set's plain store of its pointer; it pairs with the address
+ *   dependency in ck_hs_get (a reader loads the slot and then reads the
+ *   entry through it), so a reader that finds an entry sees its fields.
+ *   ck_hs orders its own array publication (ck_pr_fence_store before the
+ *   new map pointer) and makes probes that race with a moved entry retry
+ *   (per-bucket generations).
+ *   call_rcu frees an entry or array only after every read section that
+ *   may hold it has ended.
+ *   backend_calls is relaxed: a statistic.
+ *
+ * Limitations:
+ *   The array never shrinks (ck_hs has no shrink; a rebuild keeps the
+ *   capacity), so after mass removals (rmdir of a large directory) a
+ *   rebuild costs the old capacity.  Without pointer packing (Debian's ck
+ *   is built with CK_MD_POINTER_PACK_DISABLE) every probe dereferences the
+ *   entry it passes, to compare.  ".." is a name like any other (walks
+ *   handle it, see bl_walk()).
+ */
+#include "stress/baselines/common.h"
+
+#define _LGPL_SOURCE /* inline read-side fast paths, as udcache */
+#include <urcu/urcu-memb.h>
+
+#include <ck_hs.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INIT_CAPACITY 4096  /* slots ck_hs starts with */
+#define REBUILD_SLACK 4096  /* removals past the entry count that trigger a rebuild */
+#define CACHELINE 64
+
+/* What ck_hs hashes and compares: the head of every entry, and a lookup's key. */
+struct ckh_key {
+	unsigned long hash;
+	udc_ino dir;
+	const char *name; /* an entry's points at its own copy */
+	size_t len;
+};
+
+struct ckh_entry {
+	/* read by lookups */
+	struct ckh_key key; /* first: ck_hs's callbacks see entries as keys */
+	struct udc_attr attr; /* ino UDC_INO_NONE: the name does not exist */
+	/* for the free after a grace period */
+	struct bl_mem *mem;
+	struct rcu_head rcu;
+	char name[];
+};
+
+/* What precedes each array ck_hs allocates. */
+struct ckh_block {
+	struct rcu_head rcu; /* its deferred free */
+	struct bl_mem *mem;
+	size_t size; /* header included */
+	max_align_t data[];
+};
+
+struct ckh_cache {
+	/* read by lookups; hs's map pointer changes under lock, the rest is read-only */
+	struct ck_hs hs;
+	uint64_t key[2];
+	struct impl_config cfg;
+	/* writers */
+	_Alignas(CACHELINE) pthread_mutex_t lock;
+	uint64_t nr_positive, nr_negative, stale_answers; /* protected by lock */
+	_Atomic uint64_t backend_calls;
+	struct bl_mem mem;
+	struct bl_guard guard;
+};
+
+/* The cache whose writer lock this thread holds, for ck_hs's allocations. */
+static __thread struct ckh_cache *ckh_allocating;
+
+/* ---------------------------------------------------------------------- */
+/* ck_hs's callbacks */
+
+static unsigned long ckh_hash(const void *obj, unsigned long seed)
+{
+	(void)seed; /* the hash is bl_hash()'s, made once per key */
+	return ((const struct ckh_key *)obj)->hash;
+}
+
+/* Called by ck_hs for each entry a probe passes: under the lock or rcu_read_lock. */
+static bool ckh_compare_rcu(const void *a, const void *b)
+{
+	const struct ckh_key *x = a, *y = b;
+
+	return x->hash == y->hash && x->dir == y->dir && x->len == y->len &&
+	       memcmp(x->name, y->name, x->len) == 0;
+}
+
+static void *ckh_array_malloc(size_t size)
+{
+	struct ckh_cache *c = ckh_allocating;
+
+	if (!c) {
+		fprintf(stderr, "%s:%d: ck_hs allocated outside the writer lock\n", __FILE__,
+			__LINE__);
+		abort();
+	}
+	size_t bytes = sizeof(struct ckh_block) + size;
+	struct ckh_block *b = bl_alloc(&c->mem, bytes); /* zeroed: ck_hs counts on it */
+	if (!b)
+		return NULL;
+	b->mem = &c->mem;
+	b->size = bytes;
+	return b->data;
+}
+
+static struct ckh_block *block_of(void *p)
+{
+	return (struct ckh_block *)((char *)p - offsetof(struct ckh_block, data));
+}
+
+static void ckh_array_free_rcu(struct rcu_head *head)
+{
+	struct ckh_block *b = caa_container_of(head, struct ckh_block, rcu);
+
+	bl_free(b->mem, b, b->size);
+}
+
+/* defer: readers may still probe the array (a grow or rebuild replaced it). */
+static void ckh_array_free(void *p, size_t size, bool defer)
+{
+	struct ckh_block *b = block_of(p);
+
+	(void)size; /* b->size has it, header included */
+	if (defer)
+		urcu_memb_call_rcu(&b->rcu, ckh_array_free_rcu);
+	else
+		bl_free(b->mem, b, b->size);
+}
+
+/* ck_hs never reallocates an array. */
+static struct ck_malloc ckh_allocator = {
+	.malloc = ckh_array_malloc,
+	.free = ckh_array_free,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Entries */
+
+static void writer_lock(struct ckh_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	ckh_allocating = c;
+}
+
+static void writer_unlock(struct ckh_cache *c)
+{
+	ckh_allocating = NULL;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static size_t entry_size(size_t len)
+{
+	return sizeof(struct ckh_entry) + len;
+}
+
+static struct ckh_key key_of(const struct ckh_cache *c, udc_ino dir, const char *name,
+			     size_t len)
+{
+	return (struct ckh_key){
+		.hash = bl_hash(c->key, dir, name, len), .dir = dir, .name = name, .len = len,
+	};
+}
+
+/* A new entry for k (attr NULL: negative), not in the set; NULL on ENOMEM. */
+static struct ckh_entry *entry_alloc(struct ckh_cache *c, const struct ckh_key *k,
+				     const struct udc_attr *attr)
+{
+	struct ckh_entry *e = bl_alloc(&c->mem, entry_size(k->len));
+
+	if (!e)
+		return NULL;
+	memcpy(e->name, k->name, k->len);
+	e->key = *k;
+	e->key.name = e->name;
+	if (attr)
+		e->attr = *attr; /* calloc'd: else ino UDC_INO_NONE, negative */
+	e->mem = &c->mem;
+	return e;
+}
+
+/* Free an entry no reader can reach (never in the set, or destroy), or NULL. */
+static void entry_free_now(struct ckh_cache *c, struct ckh_entry *e)
+{
+	if (e)
+		bl_free(&c->mem, e, entry_size(e->key.len));
+}
+
+static void ckh_entry_free_rcu(struct rcu_head *head)
+{
+	struct ckh_entry *e = caa_container_of(head, struct ckh_entry, rcu);
+
+	bl_free(e->mem, e, entry_size(e->key.len));
+}
+
+/* e is in the set (delta 1) or was just taken out of it (-1).  Locked. */
+static void entry_count_locked(struct ckh_cache *c, const struct ckh_entry *e, int delta)
+{
+	uint64_t *n = e->attr.ino == UDC_INO_NONE ? &c->nr_negative : &c->nr_positive;
+
+	*n += (uint64_t)delta; /* modulo 2^64: -1 subtracts one */
+}
+
+/* e was just taken out of the set: uncount, free after a grace period.  Locked. */
+static void entry_retire_locked(struct ckh_cache *c, struct ckh_entry *e)
+{
+	entry_count_locked(c, e, -1);
+	urcu_memb_call_rcu(&e->rcu, ckh_entry_free_rcu);
+}
+
+/* UDC_POSITIVE (copied to *out, which may be NULL), UDC_NEGATIVE or UDC_MISS. */
+static int lookup_name(struct ckh_cache *c, const struct ckh_key *k, struct udc_attr *out)
+{
+	int r = UDC_MISS;
+
+	urcu_memb_read_lock();
+	const struct ckh_entry *e = ck_hs_get(&c->hs, k->hash, k);
+	if (e) {
+		if (e->attr.ino == UDC_INO_NONE) {
+			r = UDC_NEGATIVE;
+		} else {
+			r = UDC_POSITIVE;
+			if (out)
+				*out = e->attr;
+		}
+	}
+	urcu_memb_read_unlock();
+	return r;
+}
+
+/* Put e in the set, replacing what was there; false (e not in it) on ENOMEM.  Locked. */
+static bool entry_publish_locked(struct ckh_cache *c, struct ckh_entry *e)
+{
+	void *prev;
+
+	/* release fence: e's fields before ck_hs_set's plain pointer store (see Ordering) */
+	atomic_thread_fence(memory_order_release);
+	if (!ck_hs_set(&c->hs, e->key.hash, e, &prev))
+		return false;
+	entry_count_locked(c, e, 1);
+	if (prev)
+		entry_retire_locked(c, prev);
+	return true;
+}
+
+/* Rebuild the array once removals' tombstones outnumber the entries.  Locked. */
+static void tombstones_check_locked(struct ckh_cache *c)
+{
+	struct ck_hs_stat st;
+
+	ck_hs_stat(&c->hs, &st);
+	if (st.tombstones > st.n_entries + REBUILD_SLACK)
+		ck_hs_rebuild(&c->hs); /* out of memory: the old array stays, slower */
+}
+
+/* Drop what is cached for k; *was (may be NULL) gets a dropped positive's attr,
+ * ino UDC_INO_NONE if there was none.  Locked. */
+static void entry_drop_locked(struct ckh_cache *c, const struct ckh_key *k, struct udc_attr *was)
+{
+	struct ckh_entry *e = ck_hs_remove(&c->hs, k->hash, k);
+
+	if (was)
+		*was = e ? e->attr : (struct udc_attr){ .ino = UDC_INO_NONE };
+	if (!e)
+		return;
+	entry_retire_locked(c, e);
+	tombstones_check_locked(c);
+}
+
+/* Drop every entry of directory dir: O(entries in the cache).  Locked. */
+static void dir_forget_locked(struct ckh_cache *c, udc_ino dir)
+{
+	struct ck_hs_iterator it = CK_HS_ITERATOR_INITIALIZER;
+	void *obj;
+
+	/* ck_hs_remove only turns slots into tombstones: the iteration goes on safely. */
+	while (ck_hs_next(&c->hs, &it, &obj)) {
+		struct ckh_entry *e = obj;
+		if (e->key.dir == dir && ck_hs_remove(&c->hs, e->key.hash, &e->key))
+			entry_retire_locked(c, e);
+	}
+	tombstones_check_locked(c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The interface */
+
+static void ckh_destroy(void *cp)
+{
+	struct ckh_cache *c = cp;
+
+	if (!c)
+		return;
+	if (c->hs.map) {
+		struct ck_hs_iterator it = CK_HS_ITERATOR_INITIALIZER;
+		void *obj;
+
+		bl_rcu_enter();
+		while (ck_hs_next(&c->hs, &it, &obj))
+			entry_free_now(c, obj); /* no call runs: no reader holds it */
+		ck_hs_destroy(&c->hs);
+		urcu_memb_barrier(); /* every deferred free has run: c->mem is done with */
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static void *ckh_create(const struct impl_config *cfg)
+{
+	struct ckh_cache *c = aligned_alloc(CACHELINE, sizeof(*c));
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->key[0] = cfg->hash_key[0];
+	c->key[1] = cfg->hash_key[1];
+	c->cfg = *cfg;
+	pthread_mutex_init(&c->lock, NULL);
+	bl_guard_init(&c->guard);
+	writer_lock(c);
+	bool ok = ck_hs_init(&c->hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, ckh_hash,
+			     ckh_compare_rcu, &ckh_allocator, INIT_CAPACITY, 0);
+	writer_unlock(c);
+	if (!ok) {
+		c->hs.map = NULL;
+		ckh_destroy(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+{
+	struct ckh_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	struct ckh_key k = key_of(c, dir, name, len);
+	return lookup_name(c, &k, out);
+}
+
+static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+		       const struct udc_call *call, struct udc_attr *out)
+{
+	struct ckh_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	struct ckh_key k = key_of(c, dir, name, len);
+	r = lookup_name(c, &k, out);
+	if (r == UDC_POSITIVE)
+		return 0;
+	if (r == UDC_NEGATIVE)
+		return -ENOENT;
+	if (!c->cfg.backend)
+		return -EAGAIN;
+
+	struct bl_snap snap = bl_guard_snap(&c->guard, k.hash);
+	struct udc_attr a;
+	/* relaxed: a statistic */
+	atomic_fetch_add_explicit(&c->backend_calls, 1, memory_order_relaxed);
+	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
+	if (r && r != -ENOENT)
+		return r;
+	struct ckh_entry *e = entry_alloc(c, &k, r ? NULL : &a);
+	if (e) { /* else out of memory: answered, not cached */
+		writer_lock(c);
+		if (!bl_guard_valid(&c->guard, k.hash, snap))
+			c->stale_answers++;
+		else if (entry_publish_locked(c, e))
+			e = NULL;
+		writer_unlock(c);
+		entry_free_now(c, e);
+	}
+	if (r == 0 && out)
+		*out = a;
+	return r;
+}
+
+static int ckh_walk(void *cp, udc_ino start, const char *path, size_t len, unsigned flags,
+		    const struct udc_call *call, struct udc_attr *out)
+{
+	struct ckh_cache *c = cp;
+
+	if (!c)
+		return -EINVAL;
+	return bl_walk(c, ckh_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
+}
+
+/* add and add_negative: (dir, name) answers attr (NULL: negative). */
+static int ckh_set(struct ckh_cache *c, udc_ino dir, const char *name, size_t len,
+		   const struct udc_attr *attr)
+{
+	struct ckh_key k = key_of(c, dir, name, len);
+	struct ckh_entry *e = entry_alloc(c, &k, attr);
+
+	if (!e)
+		return -ENOMEM;
+	bl_rcu_enter();
+	writer_lock(c);
+	bl_guard_name_begin(&c->guard, k.hash);
+	if (entry_publish_locked(c, e))
+		e = NULL;
+	bl_guard_name_end(&c->guard, k.hash);
+	writer_unlock(c);
+	if (!e)
+		return 0;
+	entry_free_now(c, e);
+	return -ENOMEM;
+}
+
+static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
+{
+	int r = bl_call_check(cp, dir, name, len);
+
+	if (r)
+		return r;
+	if (!bl_attr_valid(attr))
+		return -EINVAL;
+	if (len == 2 && name[0] == '.' && name[1] == '.' && attr->type != UDC_TYPE_DIR)
+		return -EINVAL; /* udc_add: ".." names a directory */
+	return ckh_set(cp, dir, name, len, attr);
+}
+
+static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
+			    uint32_t client)
+{
+	int r = bl_call_check(cp, dir, name, len);
+
+	(void)client; /* no per-client admission here */
+	if (r)
+		return r;
+	return ckh_set(cp, dir, name, len, NULL);
+}
+
+static int ckh_remove(void *cp, udc_ino dir, const char *name, size_t len)
+{
+	struct ckh_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	struct ckh_key k = key_of(c, dir, name, len);
+	writer_lock(c);
+	bl_guard_name_begin(&c->guard, k.hash);
+	entry_drop_locked(c, &k, NULL);
+	bl_guard_name_end(&c->guard, k.hash);
+	writer_unlock(c);
+	return 0;
+}
+
+static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+		      const char *nname, size_t nlen, udc_ino moved)
+{
+	struct ckh_cache *c = cp;
+	int r = bl_call_check(c, ndir, nname, nlen);
+
+	if (r)
+		return r;
+	r = bl_call_check(c, odir, oname, olen);
+	if (r)
+		return r;
+	if ((olen == 2 && memcmp(oname, "..", 2) == 0) || (nlen == 2 && memcmp(nname, "..", 2) == 0))
+		return -EINVAL;
+	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
+		return 0;
+	struct ckh_key ok = key_of(c, odir, oname, olen);
+	struct ckh_key nk = key_of(c, ndir, nname, nlen);
+	/* The new name's entry, its attr filled once the old one is known. */
+	struct ckh_entry *fresh = entry_alloc(c, &nk, NULL);
+	if (!fresh)
+		return -ENOMEM;
+	bl_rcu_enter();
+	struct udc_attr was, target = { .ino = UDC_INO_NONE };
+
+	writer_lock(c);
+	bl_guard_dir_begin(&c->guard);
+	bl_guard_name_begin(&c->guard, ok.hash);
+	bl_guard_name_begin(&c->guard, nk.hash);
+	entry_drop_locked(c, &ok, &was);
+	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
+	lookup_name(c, &nk, &target);
+	if (known)
+		fresh->attr = was;
+	if (known && entry_publish_locked(c, fresh))
+		fresh = NULL;
+	else /* unknown (or no memory to cache it): the new name is a miss */
+		entry_drop_locked(c, &nk, NULL);
+	/* A directory replaced at the target is gone. */
+	udc_ino moved_ino = known ? was.ino : moved;
+	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
+		dir_forget_locked(c, target.ino);
+	bl_guard_name_end(&c->guard, nk.hash);
+	bl_guard_name_end(&c->guard, ok.hash);
+	bl_guard_dir_end(&c->guard);
+	writer_unlock(c);
+	entry_free_now(c, fresh);
+	return 0;
+}
+
+static int ckh_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
+{
+	struct ckh_cache *c = cp;
+	int r = bl_call_check(c, parent, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	struct ckh_key k = key_of(c, parent, name, len);
+	struct udc_attr was;
+
+	writer_lock(c);
+	bl_guard_dir_begin(&c->guard);
+	bl_guard_name_begin(&c->guard, k.hash);
+	entry_drop_locked(c, &k, &was);
+	bl_guard_name_end(&c->guard, k.hash);
+	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
+		dir = was.ino;
+	if (dir != UDC_INO_NONE)
+		dir_forget_locked(c, dir);
+	bl_guard_dir_end(&c->guard);
+	writer_unlock(c);
+	return 0;
+}
+
+static int ckh_invalidate_dir(void *cp, udc_ino dir)
+{
+	struct ckh_cache *c = cp;
+
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	bl_rcu_enter();
+	writer_lock(c);
+	bl_guard_dir_begin(&c->guard);
+	dir_forget_locked(c, dir);
+	bl_guard_dir_end(&c->guard);
+	writer_unlock(c);
+	return 0;
+}
+
+static void ckh_stats(void *cp, struct udc_stats *st)
+{
+	struct ckh_cache *c = cp;
+	struct udc_stats s = { 0 };
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	s.nr_positive = c->nr_positive;
+	s.nr_negative = c->nr_negative;
+	s.stale_answers = c->stale_answers;
+	pthread_mutex_unlock(&c->lock);
+	/* relaxed: a statistic (see Ordering) */
+	s.backend_calls = atomic_load_explicit(&c->backend_calls, memory_order_relaxed);
+	s.bytes_used = sizeof(*c) + bl_mem_bytes(&c->mem);
+	s.bytes_limit = 0; /* unbounded */
+	bl_stats_put(st, &s);
+}
+
+const struct impl impl_ck_hs = {
+	.name = "ck_hs",
+	.summary = "Concurrency Kit ck_hs (SPMC) + urcu reclamation, no eviction (unbounded)",
+	.bounded = false,
+	.create = ckh_create,
+	.destroy = ckh_destroy,
+	.lookup = ckh_lookup,
+	.resolve = ckh_resolve,
+	.walk = ckh_walk,
+	.add = ckh_add,
+	.add_negative = ckh_add_negative,
+	.remove = ckh_remove,
+	.rename = ckh_rename,
+	.rmdir = ckh_rmdir,
+	.invalidate_dir = ckh_invalidate_dir,
+	.stats = ckh_stats,
+};

@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/baselines/common.c - what the baseline name caches share.
+ *
+ * Owns: the name rules and argument checks (udcache's, the same -errno
+ * values), the keyed name hash, the stale-answer guard, the path walk,
+ * the byte counter of the allocation helpers, the backend call and stats
+ * glue, and the urcu-memb thread registration of the RCU baselines.  No
+ * state of its own but the registration's thread-local flags: every other
+ * object here belongs to a baseline's cache.
+ *
+ * The hash is a folded-multiply mix (the 128-bit product of two 64-bit
+ * words, high half XORed into the low half), keyed by hash_key; {0,0}
+ * hashes with the built-in constants.  It is fast and spreads names well,
+ * and makes no claim against an attacker (the baselines are not attacked).
+ *
+ * The walk follows udc_walk()'s rules (engine/walk.c), with one
+ * difference in means: ".." goes back to the directory the walk came from
+ * (a stack of the attrs walked through), since the baselines keep no
+ * parent links; at the start of a walk it is resolved as a name.  A walk
+ * is a seqlock reader of the guard's dir_seq: it waits while a directory-
+ * wide change is in progress and walks again when one ran meanwhile, with
+ * no bound on the retries.
+ *
+ * Locking:
+ *   None here.  The guard is lock-free; its callers keep two rules:
+ *   bl_guard_valid() is called, and the table change of every mutation is
+ *   made, with the same lock held for that name (bucket, stripe or cache
+ *   lock), so that a validated insert is atomic with respect to
+ *   mutations; and directory-wide changes are serialised by the caller
+ *   (one bl_guard_dir_begin() .. bl_guard_dir_end() at a time), as
+ *   seqcount writers must be.
+ *   bl_rcu_ready and bl_rcu_owned are thread-local.
+ *
+ * Ordering:
+ *   name_end / dir_end (release RMW) pair with the acquire loads of
+ *   bl_guard_snap(): the snapshot is taken before the backend call, so
+ *   when the snapshot holds a mutation's count, the backend call sees the
+ *   store as the embedder left it before telling the cache.
+ *   name_begin is relaxed: bl_guard_valid() reads the count with the lock
+ *   held that the mutation's table change was made under, and that lock
+ *   orders the begin before the read.
+ *   dir_begin's release fence (after the odd count) pairs with the acquire
+ *   fence in walk_seq_retry(): a walk that read any table change made after
+ *   the begin sees the count moved, and walks again.  dir_end's release
+ *   RMW pairs with the acquire load in walk_seq_begin(): a walk that starts
+ *   on the even count sees every change of that directory-wide change.
+ *   bl_mem counts with relaxed RMWs: a statistic, ordered with nothing.
+ *
+ * Limitations:
+ *   ".." as the first component of a walk costs a resolve of the name
+ *   ".." (the backend answers it, the cache then holds it like any name);
+ *   a walk that keeps racing with renames retries for as long as they go.
+ */
+#include "stress/baselines/common.h"
+
+#define _LGPL_SOURCE /* urcu_memb_reader, to tell whether a thread is registered */
+#include <urcu/urcu-memb.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WALK_MAX_SYMLINKS 40 /* as udc_walk (and Linux's MAXSYMLINKS) */
+#define WALK_STACK_INLINE 32 /* directories a walk goes down before it allocates */
+
+/* ---------------------------------------------------------------------- */
+/* Names and arguments */
+
+int bl_name_check(const char *name, size_t len)
+{
+	if (!name || len == 0)
+		return -EINVAL;
+	if (len > UDC_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (len == 1 && name[0] == '.')
+		return -EINVAL;
+	if (memchr(name, '/', len) || memchr(name, '\0', len))
+		return -EINVAL;
+	return 0;
+}
+
+int bl_call_check(const void *c, udc_ino dir, const char *name, size_t len)
+{
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	return bl_name_check(name, len);
+}
+
+bool bl_attr_valid(const struct udc_attr *attr)
+{
+	return attr && attr->ino != UDC_INO_NONE && attr->type <= UDC_TYPE_OTHER &&
+	       attr->flags == 0;
+}
+
+int bl_backend_lookup(const struct impl_config *cfg, const struct udc_call *call, udc_ino dir,
+		      const char *name, size_t len, struct udc_attr *out)
+{
+	struct udc_attr a = { 0 };
+
+	if (!cfg->backend)
+		return -EAGAIN;
+	int r = cfg->backend->lookup(call ? call->ctx : NULL, dir, name, len, &a);
+	if (r > 0 || (r == 0 && !bl_attr_valid(&a)))
+		return -EIO; /* the backend broke its contract: nothing to cache */
+	if (r == 0)
+		*out = a;
+	return r;
+}
+
+void bl_stats_put(struct udc_stats *st, const struct udc_stats *from)
+{
+	size_t size = st->size;
+
+	if (size != UDC_STATS_SIZE_V0 && size != sizeof(*st))
+		return;
+	memcpy(st, from, size);
+	st->size = size;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The hash */
+
+#define MIX0 0x9e3779b97f4a7c15ull /* 2^64 / golden ratio */
+#define MIX1 0xc2b2ae3d27d4eb4full
+#define MIX2 0x165667b19e3779f9ull
+#define MIX3 0xd6e8feb86659fd93ull
+
+/* The 128-bit product of a and b, folded to 64 bits. */
+static inline uint64_t fold_mul(uint64_t a, uint64_t b)
+{
+	unsigned __int128 p = (unsigned __int128)a * b;
+
+	return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+static inline uint64_t load64(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+uint64_t bl_hash(const uint64_t key[2], udc_ino dir, const char *name, size_t len)
+{
+	uint64_t k0 = key[0] ^ MIX0, k1 = key[1] ^ MIX1;
+	/* XOR dir back in: a zero product must not lose the directory. */
+	uint64_t s = fold_mul(dir ^ k0, (uint64_t)len ^ k1) ^ dir;
+	uint64_t tail[2] = { 0, 0 };
+
+	/* 16 bytes a round; the last 1..16 bytes are zero-padded (len is in s). */
+	for (; len > 16; len -= 16, name += 16)
+		s ^= fold_mul(load64(name) ^ s ^ MIX2, load64(name + 8) ^ k1);
+	if (len)
+		memcpy(tail, name, len);
+	s ^= fold_mul(tail[0] ^ s ^ MIX2, tail[1] ^ k1);
+	return fold_mul(s ^ k0, ((s << 29) | (s >> 35)) ^ MIX3);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The stale-answer guard */
+
+static inline _Atomic uint64_t *stripe_seq(struct bl_guard *g, uint64_t hash)
+{
+	return &g->name_seq[hash & (BL_GUARD_STRIPES - 1)];
+}
+
+void bl_guard_init(struct bl_guard *g)
+{
+	for (size_t i = 0; i < BL_GUARD_STRIPES; i++)
+		atomic_init(&g->name_seq[i], 0);
+	atomic_init(&g->dir_seq, 0);
+}
+
+struct bl_snap bl_guard_snap(struct bl_guard *g, uint64_t hash)
+{
+	struct bl_snap s;
+
+	/* acquire: pairs with name_end's release (see Ordering) */
+	s.name_seq = atomic_load_explicit(stripe_seq(g, hash), memory_order_acquire);
+	/* acquire: pairs with dir_end's release (see Ordering) */
+	s.dir_seq = atomic_load_explicit(&g->dir_seq, memory_order_acquire);
+	return s;
+}
+
+bool bl_guard_valid(struct bl_guard *g, uint64_t hash, struct bl_snap snap)
+{
+	/* An odd count: a change was under way at the snapshot. */
+	if ((snap.name_seq | snap.dir_seq) & 1)
+		return false;
+	/* relaxed: the caller's lock orders these after the mutations' begins */
+	return atomic_load_explicit(stripe_seq(g, hash), memory_order_relaxed) == snap.name_seq &&
+	       atomic_load_explicit(&g->dir_seq, memory_order_relaxed) == snap.dir_seq;
+}
+
+void bl_guard_name_begin(struct bl_guard *g, uint64_t hash)
+{
+	/* relaxed: read under the lock the table change is made under */
+	atomic_fetch_add_explicit(stripe_seq(g, hash), 1, memory_order_relaxed);
+}
+
+void bl_guard_name_end(struct bl_guard *g, uint64_t hash)
+{
+	/* release: pairs with bl_guard_snap()'s acquire (see Ordering) */
+	atomic_fetch_add_explicit(stripe_seq(g, hash), 1, memory_order_release);
+}
+
+void bl_guard_dir_begin(struct bl_guard *g)
+{
+	atomic_fetch_add_explicit(&g->dir_seq, 1, memory_order_relaxed);
+	/* release fence: the odd count before the changes; pairs with walk_seq_retry()'s fence */
+	atomic_thread_fence(memory_order_release);
+}
+
+void bl_guard_dir_end(struct bl_guard *g)
+{
+	/* release: the changes before the even count; pairs with walk_seq_begin()'s acquire */
+	atomic_fetch_add_explicit(&g->dir_seq, 1, memory_order_release);
+}
+
+/* An even dir_seq, waited for while a directory-wide change runs. */
+static uint64_t walk_seq_begin(struct bl_guard *g)
+{
+	for (;;) {
+		/* acquire: pairs with dir_end's release (see Ordering) */
+		uint64_t seq = atomic_load_explicit(&g->dir_seq, memory_order_acquire);
+		if (!(seq & 1))
+			return seq;
+		sched_yield(); /* the writer may be on this CPU */
+	}
+}
+
+/* Whether a directory-wide change ran since walk_seq_begin() gave seq. */
+static bool walk_seq_retry(struct bl_guard *g, uint64_t seq)
+{
+	/* acquire fence: the walk's reads before the load; pairs with dir_begin's fence */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&g->dir_seq, memory_order_relaxed) != seq;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The walk */
+
+struct walk {
+	void *c;
+	bl_resolve_fn resolve;
+	const struct impl_config *cfg;
+	const struct udc_call *call;
+	unsigned flags;
+	char *buf;  /* the path with a symlink target spliced in; NULL until one is */
+	char *link; /* readlink's buffer, in the same allocation */
+	/* the directories walked down through, for ".." (the last is the parent) */
+	struct udc_attr *stack;
+	size_t depth, cap;
+	struct udc_attr stack_inline[WALK_STACK_INLINE];
+};
+
+static struct udc_attr dir_attr(udc_ino ino)
+{
+	return (struct udc_attr){ .ino = ino, .type = UDC_TYPE_DIR };
+}
+
+static bool may_have_children(uint32_t type)
+{
+	return type == UDC_TYPE_DIR || type == UDC_TYPE_UNKNOWN;
+}
+
+static int walk_push(struct walk *w, const struct udc_attr *a)
+{
+	if (w->depth == w->cap) {
+		size_t cap = w->cap * 2;
+		struct udc_attr *s = w->stack == w->stack_inline ? NULL : w->stack;
+		s = realloc(s, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		if (w->stack == w->stack_inline)
+			memcpy(s, w->stack_inline, sizeof(w->stack_inline));
+		w->stack = s;
+		w->cap = cap;
+	}
+	w->stack[w->depth++] = *a;
+	return 0;
+}
+
+/*
+ * Read symlink ino and replace the walked path by target + rest (rest
+ * starts at the '/' after the link's component, or is empty).  Return the
+ * new length, or -errno.
+ */
+static ssize_t walk_splice_link(struct walk *w, udc_ino ino, const char *rest, size_t rlen)
+{
+	if (!w->buf) {
+		w->buf = malloc(2 * UDC_PATH_MAX);
+		if (!w->buf)
+			return -ENOMEM;
+		w->link = w->buf + UDC_PATH_MAX;
+	}
+	ssize_t n = w->cfg->backend->readlink(w->call ? w->call->ctx : NULL, ino, w->link,
+					      UDC_PATH_MAX);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ENOENT;
+	if ((size_t)n + rlen > UDC_PATH_MAX)
+		return -ENAMETOOLONG;
+	memmove(w->buf + n, rest, rlen); /* rest may lie in w->buf itself */
+	memcpy(w->buf, w->link, (size_t)n);
+	return n + (ssize_t)rlen;
+}
+
+/* ".." from cur: the root stays, else back where the walk came from, else ask. */
+static int walk_dotdot(struct walk *w, const struct udc_attr *cur, struct udc_attr *a)
+{
+	if (cur->ino == w->cfg->root) {
+		*a = dir_attr(w->cfg->root);
+		w->depth = 0;
+		return 0;
+	}
+	if (w->depth) {
+		*a = w->stack[--w->depth];
+		return 0;
+	}
+	return w->resolve(w->c, cur->ino, "..", 2, w->call, a);
+}
+
+/* One pass over the path: 0 with *out filled, or -errno. */
+static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len,
+		     struct udc_attr *out)
+{
+	unsigned nlinks = 0;
+	size_t i = 0;
+
+	w->depth = 0;
+	struct udc_attr cur = dir_attr(path[0] == '/' ? w->cfg->root : start);
+	for (;;) {
+		while (i < len && path[i] == '/')
+			i++;
+		if (i == len)
+			break;
+		size_t j = i;
+		while (j < len && path[j] != '/')
+			j++;
+		const char *comp = path + i;
+		size_t clen = j - i;
+		/* a symlink is followed unless last with no '/' after, and no FOLLOW */
+		bool follow = j < len || (w->flags & UDC_WALK_FOLLOW);
+
+		if (clen > UDC_NAME_MAX)
+			return -ENAMETOOLONG;
+		if (!may_have_children(cur.type))
+			return -ENOTDIR;
+		i = j;
+		if (clen == 1 && comp[0] == '.')
+			continue;
+
+		struct udc_attr a;
+		int r;
+		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+			r = walk_dotdot(w, &cur, &a);
+			if (r)
+				return r;
+			cur = a;
+			continue;
+		}
+		r = w->resolve(w->c, cur.ino, comp, clen, w->call, &a);
+		if (r)
+			return r;
+		if (a.type != UDC_TYPE_SYMLINK || !follow) {
+			r = walk_push(w, &cur);
+			if (r)
+				return r;
+			cur = a;
+			continue;
+		}
+		if (++nlinks > WALK_MAX_SYMLINKS || !w->cfg->backend || !w->cfg->backend->readlink)
+			return -ELOOP;
+		ssize_t n = walk_splice_link(w, a.ino, path + j, len - j);
+		if (n < 0)
+			return (int)n;
+		path = w->buf;
+		len = (size_t)n;
+		i = 0;
+		if (path[0] == '/') {
+			cur = dir_attr(w->cfg->root);
+			w->depth = 0;
+		}
+		/* a relative target resolves from the link's directory: cur */
+	}
+
+	/* A trailing '/' asks for a directory. */
+	if (path[len - 1] == '/' && !may_have_children(cur.type))
+		return -ENOTDIR;
+	*out = cur;
+	return 0;
+}
+
+int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct impl_config *cfg,
+	    udc_ino start, const char *path, size_t len, unsigned flags,
+	    const struct udc_call *call, struct udc_attr *out)
+{
+	if (!c || !path || (flags & ~(unsigned)UDC_WALK_FOLLOW))
+		return -EINVAL;
+	if (len > UDC_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (memchr(path, '\0', len))
+		return -EINVAL;
+	if (len == 0)
+		return -ENOENT;
+	if (path[0] != '/' && start == UDC_INO_NONE)
+		return -EINVAL;
+
+	struct walk walk = {
+		.c = c, .resolve = resolve, .cfg = cfg, .call = call, .flags = flags,
+		.cap = WALK_STACK_INLINE,
+	};
+	struct walk *w = &walk;
+	struct udc_attr a;
+	int r;
+
+	w->stack = w->stack_inline;
+	for (;;) {
+		uint64_t seq = walk_seq_begin(g);
+		r = walk_once(w, start, path, len, &a);
+		if (!walk_seq_retry(g, seq))
+			break;
+	}
+	free(w->buf);
+	if (w->stack != w->stack_inline)
+		free(w->stack);
+	if (r == 0 && out)
+		*out = a;
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Memory */
+
+void *bl_alloc(struct bl_mem *m, size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (p) /* relaxed: a statistic (see Ordering) */
+		atomic_fetch_add_explicit(&m->bytes, (int64_t)size, memory_order_relaxed);
+	return p;
+}
+
+void bl_free(struct bl_mem *m, void *p, size_t size)
+{
+	if (!p)
+		return;
+	free(p);
+	/* relaxed: a statistic (see Ordering) */
+	atomic_fetch_sub_explicit(&m->bytes, (int64_t)size, memory_order_relaxed);
+}
+
+uint64_t bl_mem_bytes(const struct bl_mem *m)
+{
+	/* relaxed: a statistic; frees racing with allocations may dip it below 0 */
+	int64_t b = atomic_load_explicit(&m->bytes, memory_order_relaxed);
+
+	return b > 0 ? (uint64_t)b : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* RCU thread registration */
+
+__thread bool bl_rcu_ready;  /* this thread may use urcu-memb */
+static __thread bool bl_rcu_owned; /* and bl_rcu_register_slow() registered it */
+static pthread_key_t rcu_exit_key;
+static pthread_once_t rcu_exit_once = PTHREAD_ONCE_INIT;
+
+static void rcu_thread_exit(void *arg)
+{
+	(void)arg;
+	if (bl_rcu_owned)
+		urcu_memb_unregister_thread();
+	bl_rcu_owned = false;
+	bl_rcu_ready = false;
+}
+
+static void rcu_exit_key_create(void)
+{
+	if (pthread_key_create(&rcu_exit_key, rcu_thread_exit)) {
+		fprintf(stderr, "%s:%d: pthread_key_create failed\n", __FILE__, __LINE__);
+		abort();
+	}
+}
+
+void bl_rcu_register_slow(void)
+{
+	bl_rcu_ready = true;
+	/* Registered already (udcache registers on its first call): once is all urcu allows. */
+	if (URCU_TLS(urcu_memb_reader).registered)
+		return;
+	pthread_once(&rcu_exit_once, rcu_exit_key_create);
+	urcu_memb_register_thread();
+	bl_rcu_owned = true;
+	/* Any non-NULL value makes the destructor run at thread exit. */
+	if (pthread_setspecific(rcu_exit_key, &bl_rcu_owned)) {
+		fprintf(stderr, "%s:%d: pthread_setspecific failed\n", __FILE__, __LINE__);
+		abort();
+	}
+}

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/baselines/lfht.c - impl_lfht: bare liburcu rculfhash, the lookup ceiling.
+ *
+ * Owns: one rculfhash table (urcu-memb flavour, CDS_LFHT_AUTO_RESIZE |
+ * CDS_LFHT_ACCOUNTING) of entries, each (dir, a copy of the name) and a
+ * positive attr (copied whole) or, with attr.ino == UDC_INO_NONE, the
+ * negative answer; the stripe locks that order its updates; the counters.
+ * Nothing else: no eviction, no memory bound (memory_limit is ignored), no
+ * per-directory index.  A lookup is rcu_read_lock, cds_lfht_lookup, a copy
+ * of the attr, rcu_read_unlock: as fast as a name cache on liburcu can be,
+ * which is what this baseline measures.
+ *
+ * Every change of a name is cds_lfht_add_replace() or cds_lfht_del() with
+ * the name's stripe lock held; a replaced or deleted entry is freed by
+ * call_rcu after a grace period.  rmdir and invalidate_dir have no index
+ * to go by: they iterate the whole table and delete the directory's
+ * entries, O(entries in the cache), under dir_lock.  A resolve on a miss
+ * asks the backend with no lock held and caches the answer, with its
+ * stripe lock held, only if the guard (stress/baselines/common.c) says no
+ * mutation of the name or its directory ran meanwhile.
+ *
+ * Threads are registered with urcu-memb on their first call here
+ * (bl_rcu_enter()) and unregistered when they exit.
+ *
+ * Locking (outermost first):
+ *   dir_lock     serialises directory-wide changes (rename, rmdir,
+ *                invalidate_dir): the guard's dir_seq writers.
+ *   stripe lock  every table change of the names hashed to the stripe, and
+ *                the guard check before a resolve's insert.  rename takes
+ *                two, in address order.  Never held across a backend call
+ *                nor while dir_forget() flushes them.
+ *   lookups take no lock: rcu_read_lock only.
+ *
+ * Ordering:
+ *   cds_lfht_add_replace and cds_lfht_del are full barriers around the
+ *   link change (rculfhash guarantee): an entry's fields, written before
+ *   it is added, are seen by every lookup that finds it; a lookup that
+ *   starts after a del returned does not find the node.
+ *   call_rcu frees an entry only after every read section that may hold
+ *   it has ended.
+ *   dir_forget(): the guard's dir_begin (an odd dir_seq) comes before the
+ *   stripe flush, and each stripe lock/unlock orders it with the resolves
+ *   that validate under that stripe: a resolve validating after the flush
+ *   sees the odd count and does not insert; one that validated before has
+ *   inserted before the flush passed its stripe, so the scan, which starts
+ *   after the flush, finds and deletes its entry.
+ *   The counters are relaxed: statistics, ordered with nothing.
+ *
+ * Limitations:
+ *   rmdir and invalidate_dir are O(cache) and hold one RCU read section
+ *   for the whole scan (grace periods, so frees, wait for it).  bytes_used
+ *   is exact for entries and the cache struct; rculfhash allocates its
+ *   bucket tables itself, so they are estimated as one struct
+ *   cds_lfht_node a bucket, with as many buckets as entries (rounded up to
+ *   a power of two), which is what CDS_LFHT_ACCOUNTING resizes towards.
+ *   ".." is a name like any other (walks handle it, see bl_walk()).
+ */
+#include "stress/baselines/common.h"
+
+#define _LGPL_SOURCE /* inline read-side fast paths, as udcache */
+#include <urcu/urcu-memb.h>
+#include <urcu/rculfhash.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STRIPES 256	   /* stripe locks, by hash */
+#define MIN_BUCKETS 4096 /* rculfhash's initial and smallest size */
+#define CACHELINE 64
+
+struct lfht_entry {
+	/* read by lookups */
+	struct cds_lfht_node node; /* in names, by (dir, name) */
+	udc_ino dir;
+	uint32_t len;
+	struct udc_attr attr; /* ino UDC_INO_NONE: the name does not exist */
+	/* for the free after a grace period */
+	struct bl_mem *mem;
+	struct rcu_head rcu;
+	char name[];
+};
+
+struct lfht_key {
+	udc_ino dir;
+	const char *name;
+	size_t len;
+};
+
+struct lfht_stripe {
+	_Alignas(CACHELINE) pthread_mutex_t lock;
+};
+
+struct lfht_cache {
+	/* read by lookups; read-only after create */
+	struct cds_lfht *names;
+	uint64_t key[2];
+	struct impl_config cfg;
+	/* writers */
+	_Alignas(CACHELINE) pthread_mutex_t dir_lock;
+	_Atomic uint64_t nr_positive, nr_negative; /* entries in names now */
+	_Atomic uint64_t backend_calls, stale_answers;
+	struct bl_mem mem;
+	struct bl_guard guard;
+	struct lfht_stripe stripes[STRIPES];
+};
+
+/* ---------------------------------------------------------------------- */
+/* Entries */
+
+static size_t entry_size(size_t len)
+{
+	return sizeof(struct lfht_entry) + len;
+}
+
+static struct lfht_entry *entry_of(struct cds_lfht_node *n)
+{
+	return caa_container_of(n, struct lfht_entry, node);
+}
+
+/* Called by rculfhash, under rcu_read_lock, for nodes of the key's hash. */
+static int lfht_match_rcu(struct cds_lfht_node *n, const void *key)
+{
+	const struct lfht_entry *e = entry_of(n);
+	const struct lfht_key *k = key;
+
+	return e->dir == k->dir && e->len == k->len && memcmp(e->name, k->name, k->len) == 0;
+}
+
+/* A new entry (attr NULL: negative), not in the table; NULL on ENOMEM. */
+static struct lfht_entry *entry_alloc(struct lfht_cache *c, udc_ino dir, const char *name,
+				      size_t len, const struct udc_attr *attr)
+{
+	struct lfht_entry *e = bl_alloc(&c->mem, entry_size(len));
+
+	if (!e)
+		return NULL;
+	e->dir = dir;
+	e->len = (uint32_t)len;
+	if (attr)
+		e->attr = *attr; /* calloc'd: else ino UDC_INO_NONE, negative */
+	e->mem = &c->mem;
+	memcpy(e->name, name, len);
+	return e;
+}
+
+/* Free an entry that was never in the table (or NULL). */
+static void entry_free_now(struct lfht_cache *c, struct lfht_entry *e)
+{
+	if (e)
+		bl_free(&c->mem, e, entry_size(e->len));
+}
+
+static void lfht_entry_free_rcu(struct rcu_head *head)
+{
+	struct lfht_entry *e = caa_container_of(head, struct lfht_entry, rcu);
+
+	bl_free(e->mem, e, entry_size(e->len));
+}
+
+/* e is in the table (delta 1) or was just taken out of it (-1). */
+static void entry_count(struct lfht_cache *c, const struct lfht_entry *e, int delta)
+{
+	_Atomic uint64_t *n = e->attr.ino == UDC_INO_NONE ? &c->nr_negative : &c->nr_positive;
+
+	/* relaxed: statistics (see Ordering); modulo 2^64, -1 subtracts one */
+	atomic_fetch_add_explicit(n, (uint64_t)delta, memory_order_relaxed);
+}
+
+/* e was just taken out of the table by this thread: uncount, free after a grace period. */
+static void entry_retire(struct lfht_cache *c, struct lfht_entry *e)
+{
+	entry_count(c, e, -1);
+	urcu_memb_call_rcu(&e->rcu, lfht_entry_free_rcu);
+}
+
+static struct lfht_stripe *stripe_of(struct lfht_cache *c, uint64_t hash)
+{
+	return &c->stripes[(hash >> 32) & (STRIPES - 1)];
+}
+
+/* UDC_POSITIVE (copied to *out, which may be NULL), UDC_NEGATIVE or UDC_MISS. */
+static int lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
+		       struct udc_attr *out)
+{
+	struct cds_lfht_iter it;
+	int r = UDC_MISS;
+
+	urcu_memb_read_lock();
+	cds_lfht_lookup(c->names, hash, lfht_match_rcu, k, &it);
+	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+	if (n) {
+		const struct lfht_entry *e = entry_of(n);
+		if (e->attr.ino == UDC_INO_NONE) {
+			r = UDC_NEGATIVE;
+		} else {
+			r = UDC_POSITIVE;
+			if (out)
+				*out = e->attr;
+		}
+	}
+	urcu_memb_read_unlock();
+	return r;
+}
+
+/* Put e in the table for its name, replacing what was there.  Stripe locked. */
+static void entry_publish_locked(struct lfht_cache *c, struct lfht_entry *e, uint64_t hash)
+{
+	struct lfht_key k = { .dir = e->dir, .name = e->name, .len = e->len };
+
+	entry_count(c, e, 1);
+	urcu_memb_read_lock();
+	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, lfht_match_rcu, &k, &e->node);
+	urcu_memb_read_unlock();
+	if (old)
+		entry_retire(c, entry_of(old));
+}
+
+/*
+ * Drop what is cached for k.  Stripe locked.  *was (may be NULL) gets the
+ * dropped positive's attr, ino UDC_INO_NONE if there was none.
+ */
+static void entry_drop_locked(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
+			      struct udc_attr *was)
+{
+	struct cds_lfht_iter it;
+	struct udc_attr a = { .ino = UDC_INO_NONE };
+
+	urcu_memb_read_lock();
+	cds_lfht_lookup(c->names, hash, lfht_match_rcu, k, &it);
+	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+	if (n && cds_lfht_del(c->names, n) == 0) {
+		a = entry_of(n)->attr;
+		entry_retire(c, entry_of(n));
+	}
+	urcu_memb_read_unlock();
+	if (was)
+		*was = a;
+}
+
+/*
+ * Delete every entry of directory dir: O(entries in the cache).  With
+ * dir_lock held and the guard's dir_seq odd, no stripe lock held.
+ */
+static void dir_forget(struct lfht_cache *c, udc_ino dir)
+{
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *n;
+
+	/* Wait out resolves that validated before dir_seq went odd (see Ordering). */
+	for (size_t i = 0; i < STRIPES; i++) {
+		pthread_mutex_lock(&c->stripes[i].lock);
+		pthread_mutex_unlock(&c->stripes[i].lock);
+	}
+	urcu_memb_read_lock();
+	cds_lfht_for_each(c->names, &it, n) {
+		/* del fails if a concurrent add_replace took n out first (it retires n) */
+		if (entry_of(n)->dir == dir && cds_lfht_del(c->names, n) == 0)
+			entry_retire(c, entry_of(n));
+	}
+	urcu_memb_read_unlock();
+}
+
+/* ---------------------------------------------------------------------- */
+/* The interface */
+
+static void lfht_destroy(void *cp)
+{
+	struct lfht_cache *c = cp;
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *n;
+
+	if (!c)
+		return;
+	if (c->names) {
+		bl_rcu_enter();
+		urcu_memb_read_lock();
+		cds_lfht_for_each(c->names, &it, n) {
+			if (cds_lfht_del(c->names, n) == 0)
+				entry_retire(c, entry_of(n));
+		}
+		urcu_memb_read_unlock();
+		cds_lfht_destroy(c->names, NULL); /* empty: cannot fail */
+		urcu_memb_barrier(); /* every entry's free has run: c->mem is done with */
+	}
+	for (size_t i = 0; i < STRIPES; i++)
+		pthread_mutex_destroy(&c->stripes[i].lock);
+	pthread_mutex_destroy(&c->dir_lock);
+	free(c);
+}
+
+static void *lfht_create(const struct impl_config *cfg)
+{
+	struct lfht_cache *c = aligned_alloc(CACHELINE, sizeof(*c));
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->key[0] = cfg->hash_key[0];
+	c->key[1] = cfg->hash_key[1];
+	c->cfg = *cfg;
+	pthread_mutex_init(&c->dir_lock, NULL);
+	for (size_t i = 0; i < STRIPES; i++)
+		pthread_mutex_init(&c->stripes[i].lock, NULL);
+	bl_guard_init(&c->guard);
+	c->names = cds_lfht_new_flavor(MIN_BUCKETS, MIN_BUCKETS, 0,
+				       CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+				       &urcu_memb_flavor, NULL);
+	if (!c->names) {
+		lfht_destroy(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+{
+	struct lfht_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	struct lfht_key k = { .dir = dir, .name = name, .len = len };
+	return lookup_name(c, bl_hash(c->key, dir, name, len), &k, out);
+}
+
+static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+			const struct udc_call *call, struct udc_attr *out)
+{
+	struct lfht_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	struct lfht_key k = { .dir = dir, .name = name, .len = len };
+	r = lookup_name(c, hash, &k, out);
+	if (r == UDC_POSITIVE)
+		return 0;
+	if (r == UDC_NEGATIVE)
+		return -ENOENT;
+	if (!c->cfg.backend)
+		return -EAGAIN;
+
+	struct bl_snap snap = bl_guard_snap(&c->guard, hash);
+	struct udc_attr a;
+	/* relaxed: a statistic */
+	atomic_fetch_add_explicit(&c->backend_calls, 1, memory_order_relaxed);
+	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
+	if (r && r != -ENOENT)
+		return r;
+	struct lfht_entry *e = entry_alloc(c, dir, name, len, r ? NULL : &a);
+	if (e) { /* else out of memory: answered, not cached */
+		struct lfht_stripe *s = stripe_of(c, hash);
+		pthread_mutex_lock(&s->lock);
+		if (bl_guard_valid(&c->guard, hash, snap)) {
+			entry_publish_locked(c, e, hash);
+			e = NULL;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (e) /* relaxed: a statistic */
+			atomic_fetch_add_explicit(&c->stale_answers, 1, memory_order_relaxed);
+		entry_free_now(c, e);
+	}
+	if (r == 0 && out)
+		*out = a;
+	return r;
+}
+
+static int lfht_walk(void *cp, udc_ino start, const char *path, size_t len, unsigned flags,
+		     const struct udc_call *call, struct udc_attr *out)
+{
+	struct lfht_cache *c = cp;
+
+	if (!c)
+		return -EINVAL;
+	return bl_walk(c, lfht_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
+}
+
+/* add and add_negative: (dir, name) answers attr (NULL: negative). */
+static int lfht_set(struct lfht_cache *c, udc_ino dir, const char *name, size_t len,
+		    const struct udc_attr *attr)
+{
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	struct lfht_entry *e = entry_alloc(c, dir, name, len, attr);
+
+	if (!e)
+		return -ENOMEM;
+	bl_rcu_enter();
+	struct lfht_stripe *s = stripe_of(c, hash);
+	pthread_mutex_lock(&s->lock);
+	bl_guard_name_begin(&c->guard, hash);
+	entry_publish_locked(c, e, hash);
+	bl_guard_name_end(&c->guard, hash);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int lfht_add(void *cp, udc_ino dir, const char *name, size_t len,
+		    const struct udc_attr *attr)
+{
+	int r = bl_call_check(cp, dir, name, len);
+
+	if (r)
+		return r;
+	if (!bl_attr_valid(attr))
+		return -EINVAL;
+	if (len == 2 && name[0] == '.' && name[1] == '.' && attr->type != UDC_TYPE_DIR)
+		return -EINVAL; /* udc_add: ".." names a directory */
+	return lfht_set(cp, dir, name, len, attr);
+}
+
+static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
+			     uint32_t client)
+{
+	int r = bl_call_check(cp, dir, name, len);
+
+	(void)client; /* no per-client admission here */
+	if (r)
+		return r;
+	return lfht_set(cp, dir, name, len, NULL);
+}
+
+static int lfht_remove(void *cp, udc_ino dir, const char *name, size_t len)
+{
+	struct lfht_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	struct lfht_key k = { .dir = dir, .name = name, .len = len };
+	struct lfht_stripe *s = stripe_of(c, hash);
+	pthread_mutex_lock(&s->lock);
+	bl_guard_name_begin(&c->guard, hash);
+	entry_drop_locked(c, hash, &k, NULL);
+	bl_guard_name_end(&c->guard, hash);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static void stripes_lock(struct lfht_stripe *a, struct lfht_stripe *b)
+{
+	if (a > b) {
+		struct lfht_stripe *t = a;
+		a = b;
+		b = t;
+	}
+	pthread_mutex_lock(&a->lock);
+	if (b != a)
+		pthread_mutex_lock(&b->lock);
+}
+
+static void stripes_unlock(struct lfht_stripe *a, struct lfht_stripe *b)
+{
+	pthread_mutex_unlock(&a->lock);
+	if (b != a)
+		pthread_mutex_unlock(&b->lock);
+}
+
+static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+		       const char *nname, size_t nlen, udc_ino moved)
+{
+	struct lfht_cache *c = cp;
+	int r = bl_call_check(c, ndir, nname, nlen);
+
+	if (r)
+		return r;
+	r = bl_call_check(c, odir, oname, olen);
+	if (r)
+		return r;
+	if ((olen == 2 && memcmp(oname, "..", 2) == 0) || (nlen == 2 && memcmp(nname, "..", 2) == 0))
+		return -EINVAL;
+	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
+		return 0;
+	/* The new name's entry, its attr filled once the old one is known. */
+	struct lfht_entry *fresh = entry_alloc(c, ndir, nname, nlen, NULL);
+	if (!fresh)
+		return -ENOMEM;
+	bl_rcu_enter();
+	uint64_t oh = bl_hash(c->key, odir, oname, olen);
+	uint64_t nh = bl_hash(c->key, ndir, nname, nlen);
+	struct lfht_key ok = { .dir = odir, .name = oname, .len = olen };
+	struct lfht_key nk = { .dir = ndir, .name = nname, .len = nlen };
+	struct lfht_stripe *os = stripe_of(c, oh), *ns = stripe_of(c, nh);
+	struct udc_attr was, target = { .ino = UDC_INO_NONE };
+
+	pthread_mutex_lock(&c->dir_lock);
+	bl_guard_dir_begin(&c->guard);
+	stripes_lock(os, ns);
+	bl_guard_name_begin(&c->guard, oh);
+	bl_guard_name_begin(&c->guard, nh);
+	entry_drop_locked(c, oh, &ok, &was);
+	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
+	lookup_name(c, nh, &nk, &target);
+	if (known) {
+		fresh->attr = was;
+		entry_publish_locked(c, fresh, nh);
+		fresh = NULL;
+	} else {
+		entry_drop_locked(c, nh, &nk, NULL);
+	}
+	bl_guard_name_end(&c->guard, nh);
+	bl_guard_name_end(&c->guard, oh);
+	stripes_unlock(os, ns);
+	/* A directory replaced at the target is gone. */
+	udc_ino moved_ino = known ? was.ino : moved;
+	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
+		dir_forget(c, target.ino);
+	bl_guard_dir_end(&c->guard);
+	pthread_mutex_unlock(&c->dir_lock);
+	entry_free_now(c, fresh);
+	return 0;
+}
+
+static int lfht_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
+{
+	struct lfht_cache *c = cp;
+	int r = bl_call_check(c, parent, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	uint64_t hash = bl_hash(c->key, parent, name, len);
+	struct lfht_key k = { .dir = parent, .name = name, .len = len };
+	struct lfht_stripe *s = stripe_of(c, hash);
+	struct udc_attr was;
+
+	pthread_mutex_lock(&c->dir_lock);
+	bl_guard_dir_begin(&c->guard);
+	pthread_mutex_lock(&s->lock);
+	bl_guard_name_begin(&c->guard, hash);
+	entry_drop_locked(c, hash, &k, &was);
+	bl_guard_name_end(&c->guard, hash);
+	pthread_mutex_unlock(&s->lock);
+	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
+		dir = was.ino;
+	if (dir != UDC_INO_NONE)
+		dir_forget(c, dir);
+	bl_guard_dir_end(&c->guard);
+	pthread_mutex_unlock(&c->dir_lock);
+	return 0;
+}
+
+static int lfht_invalidate_dir(void *cp, udc_ino dir)
+{
+	struct lfht_cache *c = cp;
+
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	bl_rcu_enter();
+	pthread_mutex_lock(&c->dir_lock);
+	bl_guard_dir_begin(&c->guard);
+	dir_forget(c, dir);
+	bl_guard_dir_end(&c->guard);
+	pthread_mutex_unlock(&c->dir_lock);
+	return 0;
+}
+
+/* rculfhash's buckets, estimated (see Limitations). */
+static uint64_t buckets_bytes(uint64_t entries)
+{
+	uint64_t buckets = MIN_BUCKETS;
+
+	while (buckets < entries)
+		buckets <<= 1;
+	return buckets * sizeof(struct cds_lfht_node);
+}
+
+static void lfht_stats(void *cp, struct udc_stats *st)
+{
+	struct lfht_cache *c = cp;
+	struct udc_stats s = { 0 };
+
+	if (!c)
+		return;
+	/* relaxed: statistics (see Ordering) */
+	s.nr_positive = atomic_load_explicit(&c->nr_positive, memory_order_relaxed);
+	s.nr_negative = atomic_load_explicit(&c->nr_negative, memory_order_relaxed);
+	s.backend_calls = atomic_load_explicit(&c->backend_calls, memory_order_relaxed);
+	s.stale_answers = atomic_load_explicit(&c->stale_answers, memory_order_relaxed);
+	s.bytes_used = sizeof(*c) + bl_mem_bytes(&c->mem) +
+		       buckets_bytes(s.nr_positive + s.nr_negative);
+	s.bytes_limit = 0; /* unbounded */
+	bl_stats_put(st, &s);
+}
+
+const struct impl impl_lfht = {
+	.name = "lfht",
+	.summary = "bare liburcu rculfhash, no eviction (lookup ceiling, unbounded)",
+	.bounded = false,
+	.create = lfht_create,
+	.destroy = lfht_destroy,
+	.lookup = lfht_lookup,
+	.resolve = lfht_resolve,
+	.walk = lfht_walk,
+	.add = lfht_add,
+	.add_negative = lfht_add_negative,
+	.remove = lfht_remove,
+	.rename = lfht_rename,
+	.rmdir = lfht_rmdir,
+	.invalidate_dir = lfht_invalidate_dir,
+	.stats = lfht_stats,
+};

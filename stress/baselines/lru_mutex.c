@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stress/baselines/lru_mutex.c - impl_lru_mutex: the textbook bounded cache.
+ *
+ * Owns: one chained hash table of names, one LRU list, a table of the
+ * directories that have names cached (each with the list of its names),
+ * and the counters; all of it behind ONE pthread mutex.  It is the naive
+ * design a name cache starts as, measured so that the others are seen
+ * against it: every call, hits included, takes the mutex, and every hit
+ * moves its entry to the front of the LRU list (a write to shared lines).
+ *
+ * An entry holds (dir, a copy of the name) and a positive attr (copied
+ * whole) or, with attr.ino == UDC_INO_NONE, the negative answer.  Memory
+ * is what bl_alloc() counted (entries with their names, directory objects,
+ * both bucket arrays) plus the cache struct; when an insert takes it past
+ * cfg->memory_limit (0: 64 MiB, udcache's default), entries are evicted
+ * from the LRU tail until it is back within.  A table doubles (rehashed
+ * under the mutex) when it holds more than one node a bucket; it never
+ * shrinks.  A directory object lives while it has names cached, so that
+ * rmdir and invalidate_dir drop its names in O(its names), not O(cache).
+ *
+ * A resolve looks up under the mutex; on a miss it takes a guard snapshot,
+ * drops the mutex for the backend call, and caches the answer only if the
+ * guard (stress/baselines/common.c) says no mutation of the name or its
+ * directory ran meanwhile.  ".." is a name like any other (walks handle
+ * it, see bl_walk()).
+ *
+ * Locking:
+ *   lock (one pthread mutex) protects names, dirs, lru, every entry and
+ *   directory object, and the counters in st.  The guard's counts are
+ *   changed under it too (so bl_guard_valid() under it is exact).  No
+ *   call holds it across a backend call.  Allocation of entries happens
+ *   before it is taken; directory objects and grown tables are allocated
+ *   under it.
+ *
+ * Ordering:
+ *   None beyond the mutex here; the guard's own ordering (its snapshot
+ *   before the backend call, walks as dir_seq readers) is in common.c.
+ *
+ * Limitations:
+ *   No concurrency at all: the point of this baseline.  Memory counts
+ *   bytes asked of calloc, not malloc's own overhead.
+ */
+#include "stress/baselines/common.h"
+
+#include <urcu/hlist.h>
+#include <urcu/list.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAMES_BUCKETS 1024 /* initial sizes; both tables double from there */
+#define DIRS_BUCKETS 256
+#define DEFAULT_LIMIT ((size_t)64 << 20) /* memory_limit 0, as udcache */
+
+/* What a table links: its hash, kept for lookups and rehashing. */
+struct lru_node {
+	struct cds_hlist_node link;
+	uint64_t hash;
+};
+
+struct lru_table {
+	struct cds_hlist_head *heads;
+	size_t mask; /* buckets - 1 */
+	size_t count;
+};
+
+struct lru_dir {
+	struct lru_node node; /* in dirs, by ino */
+	udc_ino ino;
+	struct cds_list_head children; /* its entries (sibling); never empty */
+};
+
+struct lru_entry {
+	struct lru_node node; /* in names, by (dir, name) */
+	udc_ino dir_ino;
+	uint32_t len;
+	struct udc_attr attr;	       /* ino UDC_INO_NONE: the name does not exist */
+	struct cds_list_head lru;      /* in cache->lru, most recently used first */
+	struct cds_list_head sibling;  /* in dir->children */
+	struct lru_dir *dir;
+	char name[];
+};
+
+struct lru_cache {
+	pthread_mutex_t lock;
+	/* protected by lock */
+	struct lru_table names;
+	struct lru_table dirs;
+	struct cds_list_head lru;
+	struct udc_stats st; /* the counters; bytes_* filled by lru_stats() */
+	/* read-only after create */
+	size_t limit;
+	uint64_t key[2];
+	struct impl_config cfg;
+	/* lock-free */
+	struct bl_mem mem;
+	struct bl_guard guard;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Tables (with lock held) */
+
+static int table_init(struct lru_cache *c, struct lru_table *t, size_t buckets)
+{
+	t->heads = bl_alloc(&c->mem, buckets * sizeof(*t->heads));
+	t->mask = buckets - 1;
+	t->count = 0;
+	return t->heads ? 0 : -ENOMEM;
+}
+
+static void table_fini(struct lru_cache *c, struct lru_table *t)
+{
+	bl_free(&c->mem, t->heads, (t->mask + 1) * sizeof(*t->heads));
+}
+
+static struct cds_hlist_head *table_bucket(const struct lru_table *t, uint64_t hash)
+{
+	return &t->heads[hash & t->mask];
+}
+
+/* Double the buckets and rehash; out of memory, keep the old ones (slower). */
+static void table_grow(struct lru_cache *c, struct lru_table *t)
+{
+	size_t buckets = (t->mask + 1) * 2;
+	struct cds_hlist_head *heads = bl_alloc(&c->mem, buckets * sizeof(*heads));
+
+	if (!heads)
+		return;
+	for (size_t i = 0; i <= t->mask; i++) {
+		struct cds_hlist_node *pos, *next;
+		cds_hlist_for_each_safe(pos, next, &t->heads[i]) {
+			struct lru_node *n = caa_container_of(pos, struct lru_node, link);
+			cds_hlist_add_head(pos, &heads[n->hash & (buckets - 1)]);
+		}
+	}
+	table_fini(c, t);
+	t->heads = heads;
+	t->mask = buckets - 1;
+}
+
+static void table_add(struct lru_cache *c, struct lru_table *t, struct lru_node *n)
+{
+	cds_hlist_add_head(&n->link, table_bucket(t, n->hash));
+	if (++t->count > t->mask + 1)
+		table_grow(c, t);
+}
+
+static void table_del(struct lru_table *t, struct lru_node *n)
+{
+	cds_hlist_del(&n->link);
+	t->count--;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Directories (with lock held) */
+
+static uint64_t dir_hash(const struct lru_cache *c, udc_ino ino)
+{
+	return bl_hash(c->key, ino, "", 0);
+}
+
+static struct lru_dir *dir_find_locked(struct lru_cache *c, udc_ino ino)
+{
+	uint64_t hash = dir_hash(c, ino);
+	struct cds_hlist_node *pos;
+
+	cds_hlist_for_each(pos, table_bucket(&c->dirs, hash)) {
+		struct lru_dir *d = caa_container_of(pos, struct lru_dir, node.link);
+		if (d->ino == ino)
+			return d;
+	}
+	return NULL;
+}
+
+/* ino's directory object, made if it has none; NULL on ENOMEM. */
+static struct lru_dir *dir_get_locked(struct lru_cache *c, udc_ino ino)
+{
+	struct lru_dir *d = dir_find_locked(c, ino);
+
+	if (d)
+		return d;
+	d = bl_alloc(&c->mem, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->ino = ino;
+	d->node.hash = dir_hash(c, ino);
+	CDS_INIT_LIST_HEAD(&d->children);
+	table_add(c, &c->dirs, &d->node);
+	return d;
+}
+
+static void dir_free_locked(struct lru_cache *c, struct lru_dir *d)
+{
+	table_del(&c->dirs, &d->node);
+	bl_free(&c->mem, d, sizeof(*d));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Entries */
+
+static size_t entry_size(size_t len)
+{
+	return sizeof(struct lru_entry) + len;
+}
+
+/* A new entry for (dir, name), not yet in the cache; NULL on ENOMEM.  No lock needed. */
+static struct lru_entry *entry_alloc(struct lru_cache *c, uint64_t hash, udc_ino dir,
+				     const char *name, size_t len)
+{
+	struct lru_entry *e = bl_alloc(&c->mem, entry_size(len));
+
+	if (!e)
+		return NULL;
+	e->node.hash = hash;
+	e->dir_ino = dir;
+	e->len = (uint32_t)len;
+	memcpy(e->name, name, len);
+	return e;
+}
+
+/* Free an entry not in the cache (or NULL).  No lock needed. */
+static void entry_free(struct lru_cache *c, struct lru_entry *e)
+{
+	if (e)
+		bl_free(&c->mem, e, entry_size(e->len));
+}
+
+static bool entry_negative(const struct lru_entry *e)
+{
+	return e->attr.ino == UDC_INO_NONE;
+}
+
+/* e (in the cache or about to be) counts as positive or negative: delta +1 or -1. */
+static void entry_count_locked(struct lru_cache *c, const struct lru_entry *e, int delta)
+{
+	uint64_t *n = entry_negative(e) ? &c->st.nr_negative : &c->st.nr_positive;
+
+	*n += (uint64_t)delta; /* modulo 2^64: -1 subtracts one */
+}
+
+static struct lru_entry *entry_find_locked(struct lru_cache *c, uint64_t hash, udc_ino dir,
+					   const char *name, size_t len)
+{
+	struct cds_hlist_node *pos;
+
+	cds_hlist_for_each(pos, table_bucket(&c->names, hash)) {
+		struct lru_entry *e = caa_container_of(pos, struct lru_entry, node.link);
+		if (e->node.hash == hash && e->dir_ino == dir && e->len == len &&
+		    memcmp(e->name, name, len) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Take e out of the table, the LRU and its directory's list (the directory stays). */
+static void entry_unlink_locked(struct lru_cache *c, struct lru_entry *e)
+{
+	table_del(&c->names, &e->node);
+	cds_list_del(&e->lru);
+	cds_list_del(&e->sibling);
+	entry_count_locked(c, e, -1);
+}
+
+/* Drop e from the cache and free it, and its directory object if that was its last name. */
+static void entry_drop_locked(struct lru_cache *c, struct lru_entry *e)
+{
+	struct lru_dir *d = e->dir;
+
+	entry_unlink_locked(c, e);
+	entry_free(c, e);
+	if (cds_list_empty(&d->children))
+		dir_free_locked(c, d);
+}
+
+static uint64_t cache_bytes(const struct lru_cache *c)
+{
+	return sizeof(*c) + bl_mem_bytes(&c->mem);
+}
+
+/* Evict from the LRU tail while over the limit; never keep (which is in the LRU). */
+static void evict_locked(struct lru_cache *c, const struct lru_entry *keep)
+{
+	while (cache_bytes(c) > c->limit) {
+		struct lru_entry *tail = caa_container_of(c->lru.prev, struct lru_entry, lru);
+		if (tail == keep)
+			return;
+		entry_drop_locked(c, tail);
+		c->st.evictions++;
+	}
+}
+
+/*
+ * Make *fresh's name answer attr (NULL: negative), most recently used.  A
+ * name already cached is updated in place and *fresh left to the caller to
+ * free; else *fresh goes into the cache (set to NULL) and the LRU tail is
+ * evicted past the limit.  Return 0, or -ENOMEM (no directory object:
+ * nothing changed).
+ */
+static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh,
+			    const struct udc_attr *attr)
+{
+	static const struct udc_attr negative;
+	struct lru_entry *n = *fresh;
+	struct lru_entry *e = entry_find_locked(c, n->node.hash, n->dir_ino, n->name, n->len);
+
+	if (e) {
+		entry_count_locked(c, e, -1);
+		e->attr = attr ? *attr : negative;
+		entry_count_locked(c, e, 1);
+		cds_list_move(&e->lru, &c->lru);
+		return 0;
+	}
+	struct lru_dir *d = dir_get_locked(c, n->dir_ino);
+	if (!d)
+		return -ENOMEM;
+	n->attr = attr ? *attr : negative;
+	n->dir = d;
+	table_add(c, &c->names, &n->node);
+	cds_list_add(&n->lru, &c->lru);
+	cds_list_add(&n->sibling, &d->children);
+	entry_count_locked(c, n, 1);
+	*fresh = NULL;
+	evict_locked(c, n);
+	return 0;
+}
+
+/* Drop every name cached in directory ino. */
+static void dir_forget_locked(struct lru_cache *c, udc_ino ino)
+{
+	struct lru_dir *d = dir_find_locked(c, ino);
+	struct lru_entry *e, *next;
+
+	if (!d)
+		return;
+	cds_list_for_each_entry_safe(e, next, &d->children, sibling) {
+		entry_unlink_locked(c, e);
+		entry_free(c, e);
+	}
+	dir_free_locked(c, d);
+}
+
+/* Count a lookup; a hit is moved to the front and its answer copied to *out (may be NULL). */
+static int lookup_locked(struct lru_cache *c, uint64_t hash, udc_ino dir, const char *name,
+			 size_t len, struct udc_attr *out)
+{
+	struct lru_entry *e = entry_find_locked(c, hash, dir, name, len);
+
+	c->st.lookups++;
+	if (!e) {
+		c->st.misses++;
+		return UDC_MISS;
+	}
+	cds_list_move(&e->lru, &c->lru);
+	if (entry_negative(e)) {
+		c->st.hits_negative++;
+		return UDC_NEGATIVE;
+	}
+	c->st.hits_positive++;
+	if (out)
+		*out = e->attr;
+	return UDC_POSITIVE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The interface */
+
+static void lru_destroy(void *cp)
+{
+	struct lru_cache *c = cp;
+
+	if (!c)
+		return;
+	while (!cds_list_empty(&c->lru))
+		entry_drop_locked(c, caa_container_of(c->lru.next, struct lru_entry, lru));
+	table_fini(c, &c->names);
+	table_fini(c, &c->dirs);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static void *lru_create(const struct impl_config *cfg)
+{
+	struct lru_cache *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	CDS_INIT_LIST_HEAD(&c->lru);
+	c->limit = cfg->memory_limit ? cfg->memory_limit : DEFAULT_LIMIT;
+	c->key[0] = cfg->hash_key[0];
+	c->key[1] = cfg->hash_key[1];
+	c->cfg = *cfg;
+	bl_guard_init(&c->guard);
+	if (table_init(c, &c->names, NAMES_BUCKETS) || table_init(c, &c->dirs, DIRS_BUCKETS)) {
+		lru_destroy(c); /* table_fini() of a table never made frees NULL */
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+{
+	struct lru_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	pthread_mutex_lock(&c->lock);
+	r = lookup_locked(c, hash, dir, name, len, out);
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+/* Cache a backend answer taken after snap (attr NULL: negative), unless it is stale. */
+static void cache_answer(struct lru_cache *c, uint64_t hash, udc_ino dir, const char *name,
+			 size_t len, struct bl_snap snap, const struct udc_attr *attr)
+{
+	struct lru_entry *e = entry_alloc(c, hash, dir, name, len);
+
+	if (!e)
+		return; /* out of memory: answered, not cached */
+	pthread_mutex_lock(&c->lock);
+	if (bl_guard_valid(&c->guard, hash, snap))
+		entry_set_locked(c, &e, attr); /* -ENOMEM: not cached */
+	else
+		c->st.stale_answers++;
+	pthread_mutex_unlock(&c->lock);
+	entry_free(c, e);
+}
+
+static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+		       const struct udc_call *call, struct udc_attr *out)
+{
+	struct lru_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	pthread_mutex_lock(&c->lock);
+	r = lookup_locked(c, hash, dir, name, len, out);
+	struct bl_snap snap = bl_guard_snap(&c->guard, hash);
+	if (r == UDC_MISS && c->cfg.backend)
+		c->st.backend_calls++;
+	pthread_mutex_unlock(&c->lock);
+	if (r == UDC_POSITIVE)
+		return 0;
+	if (r == UDC_NEGATIVE)
+		return -ENOENT;
+
+	struct udc_attr a;
+	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
+	if (r == 0 || r == -ENOENT)
+		cache_answer(c, hash, dir, name, len, snap, r ? NULL : &a);
+	if (r == 0 && out)
+		*out = a;
+	return r;
+}
+
+static int lru_walk(void *cp, udc_ino start, const char *path, size_t len, unsigned flags,
+		    const struct udc_call *call, struct udc_attr *out)
+{
+	struct lru_cache *c = cp;
+
+	if (!c)
+		return -EINVAL;
+	return bl_walk(c, lru_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
+}
+
+/* add and add_negative: (dir, name) answers attr (NULL: negative). */
+static int lru_set(struct lru_cache *c, udc_ino dir, const char *name, size_t len,
+		   const struct udc_attr *attr)
+{
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	struct lru_entry *e = entry_alloc(c, hash, dir, name, len);
+
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	bl_guard_name_begin(&c->guard, hash);
+	int r = entry_set_locked(c, &e, attr);
+	bl_guard_name_end(&c->guard, hash);
+	pthread_mutex_unlock(&c->lock);
+	entry_free(c, e);
+	return r;
+}
+
+static int lru_add(void *cp, udc_ino dir, const char *name, size_t len,
+		   const struct udc_attr *attr)
+{
+	int r = bl_call_check(cp, dir, name, len);
+
+	if (r)
+		return r;
+	if (!bl_attr_valid(attr))
+		return -EINVAL;
+	if (len == 2 && name[0] == '.' && name[1] == '.' && attr->type != UDC_TYPE_DIR)
+		return -EINVAL; /* udc_add: ".." names a directory */
+	return lru_set(cp, dir, name, len, attr);
+}
+
+static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
+			    uint32_t client)
+{
+	int r = bl_call_check(cp, dir, name, len);
+
+	(void)client; /* no per-client admission here */
+	if (r)
+		return r;
+	return lru_set(cp, dir, name, len, NULL);
+}
+
+static int lru_remove(void *cp, udc_ino dir, const char *name, size_t len)
+{
+	struct lru_cache *c = cp;
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	uint64_t hash = bl_hash(c->key, dir, name, len);
+	pthread_mutex_lock(&c->lock);
+	bl_guard_name_begin(&c->guard, hash);
+	struct lru_entry *e = entry_find_locked(c, hash, dir, name, len);
+	if (e)
+		entry_drop_locked(c, e);
+	bl_guard_name_end(&c->guard, hash);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+		      const char *nname, size_t nlen, udc_ino moved)
+{
+	struct lru_cache *c = cp;
+	int r = bl_call_check(c, ndir, nname, nlen);
+
+	if (r)
+		return r;
+	r = bl_call_check(c, odir, oname, olen);
+	if (r)
+		return r;
+	if ((olen == 2 && memcmp(oname, "..", 2) == 0) || (nlen == 2 && memcmp(nname, "..", 2) == 0))
+		return -EINVAL;
+	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
+		return 0;
+	uint64_t oh = bl_hash(c->key, odir, oname, olen);
+	uint64_t nh = bl_hash(c->key, ndir, nname, nlen);
+	struct lru_entry *fresh = entry_alloc(c, nh, ndir, nname, nlen);
+	if (!fresh)
+		return -ENOMEM;
+
+	pthread_mutex_lock(&c->lock);
+	bl_guard_dir_begin(&c->guard);
+	bl_guard_name_begin(&c->guard, oh);
+	bl_guard_name_begin(&c->guard, nh);
+	struct lru_entry *old = entry_find_locked(c, oh, odir, oname, olen);
+	struct lru_entry *target = entry_find_locked(c, nh, ndir, nname, nlen);
+	struct udc_attr was = { .ino = UDC_INO_NONE };
+	udc_ino replaced = UDC_INO_NONE; /* a directory renamed over */
+	if (old) {
+		was = old->attr;
+		entry_drop_locked(c, old); /* target, another name, keeps its directory */
+	}
+	if (target && target->attr.type == UDC_TYPE_DIR)
+		replaced = target->attr.ino;
+	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
+	if (known)
+		entry_set_locked(c, &fresh, &was); /* -ENOMEM: the new name is a miss */
+	else if (target)
+		entry_drop_locked(c, target);
+	udc_ino moved_ino = known ? was.ino : moved;
+	if (replaced != UDC_INO_NONE && replaced != moved_ino)
+		dir_forget_locked(c, replaced);
+	bl_guard_name_end(&c->guard, nh);
+	bl_guard_name_end(&c->guard, oh);
+	bl_guard_dir_end(&c->guard);
+	pthread_mutex_unlock(&c->lock);
+	entry_free(c, fresh);
+	return 0;
+}
+
+static int lru_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
+{
+	struct lru_cache *c = cp;
+	int r = bl_call_check(c, parent, name, len);
+
+	if (r)
+		return r;
+	uint64_t hash = bl_hash(c->key, parent, name, len);
+	pthread_mutex_lock(&c->lock);
+	bl_guard_dir_begin(&c->guard);
+	bl_guard_name_begin(&c->guard, hash);
+	struct lru_entry *e = entry_find_locked(c, hash, parent, name, len);
+	if (e) {
+		if (dir == UDC_INO_NONE && e->attr.type == UDC_TYPE_DIR)
+			dir = e->attr.ino;
+		entry_drop_locked(c, e);
+	}
+	bl_guard_name_end(&c->guard, hash);
+	if (dir != UDC_INO_NONE)
+		dir_forget_locked(c, dir);
+	bl_guard_dir_end(&c->guard);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static int lru_invalidate_dir(void *cp, udc_ino dir)
+{
+	struct lru_cache *c = cp;
+
+	if (!c || dir == UDC_INO_NONE)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	bl_guard_dir_begin(&c->guard);
+	dir_forget_locked(c, dir);
+	bl_guard_dir_end(&c->guard);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+static void lru_stats(void *cp, struct udc_stats *st)
+{
+	struct lru_cache *c = cp;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	struct udc_stats s = c->st;
+	s.bytes_used = cache_bytes(c);
+	s.bytes_limit = c->limit;
+	pthread_mutex_unlock(&c->lock);
+	bl_stats_put(st, &s);
+}
+
+const struct impl impl_lru_mutex = {
+	.name = "lru-mutex",
+	.summary = "one mutex over a chained hash table and an LRU list (bounded)",
+	.bounded = true,
+	.create = lru_create,
+	.destroy = lru_destroy,
+	.lookup = lru_lookup,
+	.resolve = lru_resolve,
+	.walk = lru_walk,
+	.add = lru_add,
+	.add_negative = lru_add_negative,
+	.remove = lru_remove,
+	.rename = lru_rename,
+	.rmdir = lru_rmdir,
+	.invalidate_dir = lru_invalidate_dir,
+	.stats = lru_stats,
+};
