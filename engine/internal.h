@@ -229,6 +229,7 @@ struct udc_cache {
 	size_t evict_inflight;            /* evicted, not yet gone from bytes_used (shrink_lock) */
 	_Atomic int64_t stale_pending;    /* stale entries noted and not yet swept (estimate) */
 	int64_t stale_round;              /* of them, those the running round covers (shrink_lock) */
+	uint64_t stale_round_ns;          /* when the last round began, CLOCK_MONOTONIC (shrink_lock) */
 	uint64_t stale_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's (shrink_lock) */
 	size_t evict_seen_used;           /* bytes_used when that was last looked at (shrink_lock) */
 	uint64_t adapt_ms;                /* the negative share's last adaptation (shrink_lock) */
@@ -451,6 +452,9 @@ int64_t sweep_stale_note(struct udc_cache *c, struct udc_dir *d);
 /* Drop stale entries, at most @budget work units, shrink_lock held: true
  * if more remains. */
 bool sweep_stale(struct udc_cache *c, size_t budget);
+/* Whether a garbage round should run now (one is under way, or the garbage is
+ * worth a pass over every page); under shrink_lock or as a hint. */
+bool sweep_stale_due(struct udc_cache *c);
 
 /* ---- shrink/admit.c: admission of negatives ---- */
 /* May a new negative be kept in @d (its bound, max(k x positives, floor))? */

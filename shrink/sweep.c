@@ -58,6 +58,7 @@
 #include "engine/probe.h"
 
 #include <errno.h>
+#include <time.h>
 
 #define SWEEP_BATCH 1024              /* work units per slab_sweep call (about a page) */
 #define PROBATION_SHARE 10            /* % of a kind's pages that probation may hold */
@@ -531,6 +532,39 @@ static void visit_stale(void *arg, void *obj)
 	evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_STALE);
 }
 
+/*
+ * A garbage round visits every page, so it costs the whole cache whatever
+ * the garbage: with a directory invalidated every few milliseconds, rounds
+ * back to back kept the reclaim thread busy full time.  A round starts only
+ * once the garbage is 1/STALE_ROUND_SHARE of the entries, or STALE_ROUND_NS
+ * after the last one began: the scan is then paid for by the garbage it
+ * drops, and garbage still goes within about a second.  Memory pressure
+ * does not wait for it: eviction drops stale entries first.
+ */
+#define STALE_ROUND_SHARE 16
+#define STALE_ROUND_NS 1000000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+bool sweep_stale_due(struct udc_cache *c)
+{
+	/* relaxed: estimates, and stale_round is read as a hint off the lock */
+	int64_t pending = atomic_load_explicit(&c->stale_pending, memory_order_relaxed);
+	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+
+	if (pending <= 0)
+		return false;
+	if (c->stale_round || pending * STALE_ROUND_SHARE >= entries)
+		return true;
+	return mono_ns() - c->stale_round_ns >= STALE_ROUND_NS;
+}
+
 bool sweep_stale(struct udc_cache *c, size_t budget)
 {
 	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_STALE };
@@ -541,6 +575,7 @@ bool sweep_stale(struct udc_cache *c, size_t budget)
 		return false;
 	if (!c->stale_round) {   /* a round starts: what it will have covered */
 		c->stale_round = atomic_load_explicit(&c->stale_pending, memory_order_relaxed);
+		c->stale_round_ns = mono_ns();
 		/* This thread's open pages too (other threads' stay theirs
 		 * until they retire them or go offline). */
 		slab_thread_release(c->slabs[ENT_NEGATIVE]);
