@@ -72,8 +72,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INIT_CAPACITY 4096  /* slots ck_hs starts with */
-#define REBUILD_SLACK 4096  /* removals past the entry count that trigger a rebuild */
+#define INIT_CAPACITY 4096 /* slots ck_hs starts with */
+#define REBUILD_SLACK 4096 /* removals past the entry count that trigger a rebuild */
 #define CACHELINE 64
 
 /* What ck_hs hashes and compares: the head of every entry, and a lookup's key. */
@@ -86,7 +86,7 @@ struct ckh_key {
 
 struct ckh_entry {
 	/* read by lookups */
-	struct ckh_key key; /* first: ck_hs's callbacks see entries as keys */
+	struct ckh_key key;   /* first: ck_hs's callbacks see entries as keys */
 	struct udc_attr attr; /* ino UDC_INO_NONE: the name does not exist */
 	/* for the free after a grace period */
 	struct bl_mem *mem;
@@ -204,11 +204,13 @@ static size_t entry_size(size_t len)
 	return sizeof(struct ckh_entry) + len;
 }
 
-static struct ckh_key key_of(const struct ckh_cache *c, udc_ino dir, const char *name,
-			     size_t len)
+static struct ckh_key key_of(const struct ckh_cache *c, udc_ino dir, const char *name, size_t len)
 {
 	return (struct ckh_key){
-		.hash = bl_hash(c->key, dir, name, len), .dir = dir, .name = name, .len = len,
+		.hash = bl_hash(c->key, dir, name, len),
+		.dir = dir,
+		.name = name,
+		.len = len,
 	};
 }
 
@@ -370,8 +372,8 @@ static void *ckh_create(const struct impl_config *cfg)
 	pthread_mutex_init(&c->lock, NULL);
 	bl_guard_init(&c->guard);
 	writer_lock(c);
-	bool ok = ck_hs_init(&c->hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, ckh_hash,
-			     ckh_compare_rcu, &ckh_allocator, INIT_CAPACITY, 0);
+	bool ok = ck_hs_init(&c->hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, ckh_hash, ckh_compare_rcu,
+			     &ckh_allocator, INIT_CAPACITY, 0);
 	writer_unlock(c);
 	if (!ok) {
 		c->hs.map = NULL;
@@ -479,8 +481,7 @@ static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len, const st
 	return ckh_set(cp, dir, name, len, attr);
 }
 
-static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
-			    uint32_t client)
+static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
 	int r = bl_call_check(cp, dir, name, len);
 
@@ -518,7 +519,8 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	r = bl_call_check(c, odir, oname, olen);
 	if (r)
 		return r;
-	if ((olen == 2 && memcmp(oname, "..", 2) == 0) || (nlen == 2 && memcmp(nname, "..", 2) == 0))
+	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
+	    (nlen == 2 && memcmp(nname, "..", 2) == 0))
 		return -EINVAL;
 	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
 		return 0;

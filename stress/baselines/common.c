@@ -27,9 +27,11 @@
  *   bl_guard_valid() is called, and the table change of every mutation is
  *   made, with the same lock held for that name (bucket, stripe or cache
  *   lock), so that a validated insert is atomic with respect to
- *   mutations; and directory-wide changes are serialised by the caller
- *   (one bl_guard_dir_begin() .. bl_guard_dir_end() at a time), as
- *   seqcount writers must be.
+ *   mutations (a directory-wide change that deletes without those locks
+ *   must first wait out the inserts validated before its dir_begin, as
+ *   lfht.c's stripe flush does); and directory-wide changes are
+ *   serialised by the caller (one bl_guard_dir_begin() .. dir_end() at a
+ *   time), as seqcount writers must be.
  *   bl_rcu_ready and bl_rcu_owned are thread-local.
  *
  * Ordering:
@@ -51,6 +53,11 @@
  *   ".." as the first component of a walk costs a resolve of the name
  *   ".." (the backend answers it, the cache then holds it like any name);
  *   a walk that keeps racing with renames retries for as long as they go.
+ *   bl_rcu_register_slow() leaves alone a thread udcache registered, but
+ *   udcache's own registration (engine/thread.c) does not look at
+ *   urcu's flag: a thread that calls a baseline here first and udcache
+ *   afterwards is registered twice (liburcu asserts).  udc-stress drives
+ *   one implementation a process, so it never happens there.
  */
 #include "stress/baselines/common.h"
 
@@ -414,7 +421,11 @@ int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct imp
 		return -EINVAL;
 
 	struct walk walk = {
-		.c = c, .resolve = resolve, .cfg = cfg, .call = call, .flags = flags,
+		.c = c,
+		.resolve = resolve,
+		.cfg = cfg,
+		.call = call,
+		.flags = flags,
 		.cap = WALK_STACK_INLINE,
 	};
 	struct walk *w = &walk;
@@ -468,7 +479,7 @@ uint64_t bl_mem_bytes(const struct bl_mem *m)
 /* ---------------------------------------------------------------------- */
 /* RCU thread registration */
 
-__thread bool bl_rcu_ready;  /* this thread may use urcu-memb */
+__thread bool bl_rcu_ready;	   /* this thread may use urcu-memb */
 static __thread bool bl_rcu_owned; /* and bl_rcu_register_slow() registered it */
 static pthread_key_t rcu_exit_key;
 static pthread_once_t rcu_exit_once = PTHREAD_ONCE_INIT;

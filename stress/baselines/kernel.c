@@ -12,7 +12,7 @@
  * What models what:
  *  - dentry_hashtable: an array of hlist_bl heads whose lowest pointer bit
  *    is the bucket's lock (hlist_bl_lock: fetch_or acquire, spin; unlock: a
- *    release store).  RCU readers (urcu-memb) walk a chain with no lock,
+ *    release fetch_and).  RCU readers (urcu-memb) walk a chain with no lock,
  *    as __d_lookup_rcu.  Sized once at create from memory_limit, like the
  *    kernel's boot-time dhash_entries (alloc_large_system_hash, scale 13:
  *    one bucket per 8 KiB of RAM); here the "RAM" is the cache's budget and
@@ -47,7 +47,9 @@
  *    the thread that allocated it (the kernel: the node of its memory).
  *    Each shard is a list under a spinlock.  The last dput of a hashed
  *    dentry adds it at the tail if it is not on the LRU (d_lru_add), else
- *    sets DCACHE_REFERENCED (retain_dentry).  Lookups never touch the LRU.
+ *    sets DCACHE_REFERENCED (retain_dentry); so a lookup's dput takes the
+ *    LRU lock only for a dentry the shrinker took off the LRU while it was
+ *    in use.
  *  - The shrinker (prune_dcache_sb -> list_lru_shrink_walk with
  *    dentry_lru_isolate, then shrink_dentry_list): batches of
  *    KD_SHRINK_BATCH (SHRINK_BATCH, 128) walked from the head of one shard
@@ -60,23 +62,26 @@
  *    parent's reference dropped (a directory object left unused goes to the
  *    LRU in turn), and the memory freed by call_rcu.
  *  - Pressure: memory is what bl_alloc() counted (dentries with their
- *    names, the table, the cache struct).  Nothing is reclaimed until the
- *    live bytes (counted minus those waiting for their RCU grace period)
- *    pass memory_limit (0: 64 MiB, udcache's default).  Past it:
- *    with cfg->no_reclaim_thread, the allocating thread reclaims down to
- *    the limit itself (direct reclaim); otherwise the shrinker thread
- *    (kswapd) is woken to reclaim down to the limit, and an allocating
- *    thread that finds the cache past limit + limit/8 (the min watermark)
- *    reclaims directly too.  Either way in 128-entry batches.  A caller
- *    that finds the counted bytes past the min watermark because frees wait
- *    for grace periods waits for them (rcu_barrier; the callers meanwhile
- *    wait for that one): the kernel's allocation stall when reclaim cannot
- *    keep up.  So with a
- *    huge limit (SIZE_MAX, or the stress tool's "unbounded" default)
- *    nothing is ever reclaimed: negatives pile up for as long as names are
- *    missed, which is the kernel's memory growing without bound on a
- *    trickle of unique misses.  bounded = true: bounded by its shrinker
- *    only, as the kernel under memory pressure.
+ *    names, the table, the cache struct), call_rcu frees still waiting
+ *    included.  Nothing is reclaimed until the live bytes (counted minus
+ *    those waiting for their grace period) pass memory_limit (0: 64 MiB,
+ *    udcache's default).  Past it, with cfg->no_reclaim_thread, the
+ *    allocating thread reclaims down to the limit itself (direct
+ *    reclaim); otherwise the shrinker thread (kswapd) is woken to reclaim
+ *    down to the limit, and an allocating thread that finds the live
+ *    bytes past the min watermark, limit + max(limit/256, 128 KiB) (the
+ *    kernel's gap between its low and min watermarks is a fraction of a
+ *    percent too), reclaims directly as well.  Either way in 128-entry
+ *    batches.  A caller that finds the counted bytes past the min
+ *    watermark only because frees wait for grace periods waits for them
+ *    (rcu_barrier(); callers meanwhile wait for that one): the kernel's
+ *    allocation stall when reclaim cannot keep up.  So a cache whose limit
+ *    is above what the workload brings in (SIZE_MAX; the stress tool's
+ *    1 GiB default on a long trickle) never reclaims anything: negatives
+ *    pile up for as long as names are missed, which is the kernel's memory
+ *    growing without bound on a trickle of unique misses (it reclaims only
+ *    under memory pressure).  bounded = true: bounded by its shrinker
+ *    only, as the kernel is under memory pressure.
  *  - Mutations (the embedder's word, where the kernel has a filesystem):
  *    add = d_add/d_instantiate: an unused dentry gets the new attr in
  *    place, a busy one is unhashed and a new one hashed in the same bucket
@@ -114,8 +119,10 @@
  *     (every name is hashed with its parent's d_lock held, after checking
  *     the parent is still hashed); every mutation of a name holds it, as
  *     the kernel's i_rwsem.  Two (rename) are taken in address order.
- *   name d_lock (in d_lockref): d_flags, d_attr, the count when slow;
- *     nested in the parent's (two children: rename only, source first).
+ *   name d_lock (in d_lockref): d_flags, d_attr, the count when slow (a
+ *     directory object's: also its ".." and cookie, and its count as
+ *     children come and go); nested in the parent's (two children:
+ *     rename only, source first).
  *   bucket bit lock: its chain and each dentry's DCACHE_HASHED; nested in
  *     d_lock; two (rename) in address order.
  *   lru shard lock: its list and the dentries' d_lru links on it; nested
@@ -149,7 +156,10 @@
  *   d_flags is written under d_lock; it is read without the lock only
  *   right after an acquire lockref RMW (fast_dput's retain test, the
  *   lookup's hashed check), which reads from the last unlock: the flags
- *   as the last d_lock holder left them.
+ *   as the last d_lock holder left them.  (DCACHE_DIR never changes.)
+ *   Under a bucket lock the count is read relaxed to skip dead dentries:
+ *   dead is final, and a live one is checked again under its d_lock.
+ *   ".." and the cookie are relaxed atomics: advisory, as udcache's.
  *   The guard: bl_guard_valid() runs under the parent's d_lock and the
  *   bucket lock; every mutation bumps the name's count (name_begin) before
  *   taking the parent's d_lock (or, for a directory not cached, the
@@ -166,13 +176,16 @@
  *   backend), no memcg; a dentry on a dispose list is freed by its
  *   shrinker only (the kernel lets another killer unlink it and flag
  *   DCACHE_MAY_FREE); rmdir and invalidate_dir walk one level (the model's
- *   directories are flat objects).  Memory counts the bytes asked of
- *   calloc, not the allocator's overhead or the kernel's slab rounding.
+ *   directories are flat objects).  A ".." lookup takes two references
+ *   (the directory's object, then its parent's for the cookie).  Of the
+ *   extended stats only nr_dirs and stale_answers are kept.  Memory counts
+ *   the bytes asked of calloc, not the allocator's overhead or the
+ *   kernel's slab rounding.
  */
 #include "stress/baselines/common.h"
 
-#define _LGPL_SOURCE  /* inline read-side fast paths, as the kernel's */
-#define URCU_API_MAP  /* the flavour-neutral names: rcu_read_lock, call_rcu... */
+#define _LGPL_SOURCE /* inline read-side fast paths, as the kernel's */
+#define URCU_API_MAP /* the flavour-neutral names: rcu_read_lock, call_rcu... */
 #include <urcu/urcu-memb.h>
 #include <urcu/list.h>
 
@@ -187,9 +200,10 @@
 #define KD_BYTES_PER_BUCKET 256		    /* about one dentry's worth of the budget */
 #define KD_MIN_BUCKETS_SHIFT 6
 #define KD_MAX_BUCKETS_SHIFT 21
-#define KD_SHRINK_BATCH 128 /* SHRINK_BATCH: entries walked per shrinker batch */
+#define KD_MIN_WMARK_GAP ((int64_t)128 << 10) /* min watermark: limit + max(limit/256, this) */
+#define KD_SHRINK_BATCH 128		      /* SHRINK_BATCH: entries walked per shrinker batch */
 #define KD_MAX_SHARDS 16
-#define KD_STAT_SLOTS 64    /* counter stripes (threads beyond share) */
+#define KD_STAT_SLOTS 64     /* counter stripes (threads beyond share) */
 #define KD_LOCKREF_TRIES 100 /* lockref's CMPXCHG_LOOP bound */
 #define KD_LOOKUP_RETRIES 3  /* re-walks of a chain after finding an unhashed match */
 #define KD_DEAD (-128)	     /* lockref_mark_dead() */
@@ -221,14 +235,16 @@ static void lockref_lock(struct kd_lockref *lr)
 	uint64_t old = atomic_load_explicit(&lr->lock_count, memory_order_relaxed);
 
 	for (;;) {
+		if (old & LR_LOCKED) {
+			caa_cpu_relax();
+			old = atomic_load_explicit(&lr->lock_count, memory_order_relaxed);
+			continue;
+		}
 		/* acquire: the fields this lock protects, as its last holder left them */
-		if (!(old & LR_LOCKED) &&
-		    atomic_compare_exchange_weak_explicit(&lr->lock_count, &old, old | LR_LOCKED,
+		if (atomic_compare_exchange_weak_explicit(&lr->lock_count, &old, old | LR_LOCKED,
 							  memory_order_acquire,
 							  memory_order_relaxed))
 			return;
-		caa_cpu_relax();
-		old = atomic_load_explicit(&lr->lock_count, memory_order_relaxed);
 	}
 }
 
@@ -314,8 +330,8 @@ struct kd_bl_head {
 };
 
 struct kd_bl_node {
-	_Atomic uintptr_t next;	    /* the bucket lock; read by RCU walkers */
-	_Atomic uintptr_t *pprev;   /* the bucket lock; writers only */
+	_Atomic uintptr_t next;	  /* the bucket lock; read by RCU walkers */
+	_Atomic uintptr_t *pprev; /* the bucket lock; writers only */
 };
 
 #define BL_LOCK ((uintptr_t)1)
@@ -413,58 +429,59 @@ struct kd_dentry;
 
 struct kd_cache {
 	struct impl_config cfg;
-	size_t limit;
-	size_t min_wmark;		/* limit + limit/8, saturated */
-	struct kd_bl_head *table;	/* immutable pointer, 1 << shift heads */
+	size_t limit;		  /* as configured (stats) */
+	int64_t target;		  /* limit, at most INT64_MAX: what reclaim goes down to */
+	int64_t min_wmark;	  /* saturated: direct reclaim and the stall past it */
+	struct kd_bl_head *table; /* immutable pointer, 1 << shift heads */
 	uint64_t mask;
 	struct bl_guard guard;
 	struct bl_mem mem;
-	_Atomic int64_t pending_free;	/* bytes handed to call_rcu, not freed yet */
-	union kd_lru *lru;		/* nr_shards */
+	_Atomic int64_t pending_free; /* bytes handed to call_rcu, not freed yet */
+	union kd_lru *lru;	      /* nr_shards */
 	unsigned nr_shards;
-	_Atomic unsigned lru_cursor;	/* the shard the next batch walks */
+	_Atomic unsigned lru_cursor; /* the shard the next batch walks */
 	pthread_mutex_t rename_lock;
-	union kd_stat_slot *stats;	/* KD_STAT_SLOTS */
-	pthread_mutex_t throttle_lock;	/* the allocation stall: one rcu_barrier() at a time */
+	union kd_stat_slot *stats;     /* KD_STAT_SLOTS */
+	pthread_mutex_t throttle_lock; /* the allocation stall: one rcu_barrier() at a time */
 
 	/* The shrinker thread (kswapd). */
 	pthread_t shrinker;
 	bool has_shrinker;
 	pthread_mutex_t wake_lock;
 	pthread_cond_t wake_cond;
-	bool wake, stop;		/* wake_lock */
-	_Atomic bool wake_pending;	/* a wake-up is asked and not yet taken */
+	bool wake, stop;	   /* wake_lock */
+	_Atomic bool wake_pending; /* a wake-up is asked and not yet taken */
 };
 
 struct kd_dentry {
 	/* RCU lookup touched fields */
-	struct kd_bl_node d_hash;	/* bucket bit lock */
-	uint64_t d_hashval;		/* immutable */
-	udc_ino d_dir;			/* immutable: a name's directory; a directory's own ino */
-	struct kd_lockref d_lockref;	/* d_lock and the count */
-	_Atomic uint32_t d_flags;	/* d_lock (lockless reads: see Ordering) */
-	uint16_t d_len;			/* immutable */
-	uint8_t d_shard;		/* immutable: its list_lru shard */
+	struct kd_bl_node d_hash;    /* bucket bit lock */
+	uint64_t d_hashval;	     /* immutable */
+	udc_ino d_dir;		     /* immutable: a name's directory; a directory's own ino */
+	struct kd_lockref d_lockref; /* d_lock and the count */
+	_Atomic uint32_t d_flags;    /* d_lock (lockless reads: see Ordering) */
+	uint16_t d_len;		     /* immutable */
+	uint8_t d_shard;	     /* immutable: its list_lru shard */
 
 	/* Ref-walk and reclaim fields */
-	struct cds_list_head d_lru;	/* shard lock, or its dispose list's owner */
-	struct kd_cache *d_sb;		/* immutable */
+	struct cds_list_head d_lru; /* shard lock, or its dispose list's owner */
+	struct kd_cache *d_sb;	    /* immutable */
 	struct rcu_head d_rcu;
 	union {
-		struct {				/* a name */
-			struct kd_dentry *d_parent;	/* immutable; pinned */
-			struct cds_list_head d_child;	/* d_parent's d_lock */
-			struct udc_attr d_attr;		/* d_lock, changed at count 0 only;
+		struct {			      /* a name */
+			struct kd_dentry *d_parent;   /* immutable; pinned */
+			struct cds_list_head d_child; /* d_parent's d_lock */
+			struct udc_attr d_attr;	      /* d_lock, changed at count 0 only;
 							 * read holding a reference;
 							 * ino UDC_INO_NONE: negative */
 		};
 		struct {				/* a directory object */
-			struct cds_list_head d_subdirs;	/* d_lock */
+			struct cds_list_head d_subdirs; /* d_lock */
 			_Atomic udc_ino d_pino;		/* "..": written under d_lock */
 			_Atomic uint64_t d_cookie;	/* its own cookie: the same */
 		};
 	};
-	char d_name[];			/* immutable, d_len bytes, no NUL */
+	char d_name[]; /* immutable, d_len bytes, no NUL */
 };
 
 struct kd_key {
@@ -525,7 +542,9 @@ static inline struct kd_dentry *d_of(struct kd_bl_node *n)
 
 static struct kd_key kd_key_name(struct kd_cache *c, udc_ino dir, const char *name, size_t len)
 {
-	return (struct kd_key){ .dir = dir, .name = name, .len = len,
+	return (struct kd_key){ .dir = dir,
+				.name = name,
+				.len = len,
 				.hash = bl_hash(c->cfg.hash_key, dir, name, len) };
 }
 
@@ -791,7 +810,8 @@ static struct kd_dentry *d_lookup_rcu(struct kd_cache *c, const struct kd_key *k
 			struct kd_dentry *d = d_of(n);
 			if (!d_key_match(d, k) || !lockref_get_not_dead(&d->d_lockref))
 				continue;
-			if (!(d_flags(d) & DCACHE_HASHED) && (exact || attempt < KD_LOOKUP_RETRIES)) {
+			if (!(d_flags(d) & DCACHE_HASHED) &&
+			    (exact || attempt < KD_LOOKUP_RETRIES)) {
 				dput(c, d);
 				again = true;
 				continue;
@@ -809,9 +829,8 @@ static bool d_present_locked(struct kd_bl_head *b, const struct kd_key *k)
 	for (struct kd_bl_node *n = hlist_bl_first_rcu(b); n; n = hlist_bl_next_rcu(n)) {
 		struct kd_dentry *d = d_of(n);
 		/* relaxed: a dead count is final; a live one is rechecked by the caller */
-		if (d_key_match(d, k) &&
-		    lr_count(atomic_load_explicit(&d->d_lockref.lock_count,
-						  memory_order_relaxed)) >= 0)
+		if (d_key_match(d, k) && lr_count(atomic_load_explicit(&d->d_lockref.lock_count,
+								       memory_order_relaxed)) >= 0)
 			return true;
 	}
 	return false;
@@ -965,7 +984,11 @@ static void d_set_attr_locked(struct kd_cache *c, struct kd_dentry *d, const str
 /* ---------------------------------------------------------------------- */
 /* The shrinker */
 
-enum lru_status { LRU_REMOVED, LRU_ROTATE, LRU_SKIP };
+enum lru_status {
+	LRU_REMOVED,
+	LRU_ROTATE,
+	LRU_SKIP
+};
 
 /* dentry_lru_isolate(): with the shard locked. */
 static enum lru_status dentry_lru_isolate(union kd_lru *l, struct kd_dentry *d,
@@ -1077,7 +1100,7 @@ static void kd_reclaim(struct kd_cache *c)
 {
 	long idle = 0, idle_max = -1;
 
-	while (kd_live_bytes(c) > (int64_t)c->limit) {
+	while (kd_live_bytes(c) > c->target) {
 		/* relaxed: spreads the batches over the shards, nothing more */
 		unsigned s = atomic_fetch_add_explicit(&c->lru_cursor, 1, memory_order_relaxed) %
 			     c->nr_shards;
@@ -1103,7 +1126,7 @@ static void kd_reclaim(struct kd_cache *c)
 /* Past the min watermark only because frees wait for their grace periods. */
 static bool kd_frees_behind(struct kd_cache *c)
 {
-	return bl_mem_bytes(&c->mem) > c->min_wmark && kd_live_bytes(c) <= (int64_t)c->min_wmark;
+	return bl_mem_bytes(&c->mem) > (uint64_t)c->min_wmark && kd_live_bytes(c) <= c->min_wmark;
 }
 
 /*
@@ -1135,10 +1158,10 @@ static void kd_wake_shrinker(struct kd_cache *c)
 /* After an allocation: reclaim if over the limit (with no lock held). */
 static void kd_balance(struct kd_cache *c)
 {
-	if (bl_mem_bytes(&c->mem) <= c->limit)
+	if (bl_mem_bytes(&c->mem) <= (uint64_t)c->target)
 		return;
-	if (kd_live_bytes(c) > (int64_t)c->limit) {
-		if (!c->has_shrinker || kd_live_bytes(c) > (int64_t)c->min_wmark)
+	if (kd_live_bytes(c) > c->target) {
+		if (!c->has_shrinker || kd_live_bytes(c) > c->min_wmark)
 			kd_reclaim(c); /* direct reclaim */
 		else
 			kd_wake_shrinker(c);
@@ -1191,8 +1214,7 @@ static void d_forget_dir(struct kd_cache *c, udc_ino ino, bool drop)
 	cds_list_for_each_entry_safe(d, tmp, &p->d_subdirs, d_child) {
 		lockref_lock(&d->d_lockref);
 		__d_drop(c, d);
-		if (lockref_count_locked(&d->d_lockref) == 0 &&
-		    !(d_flags(d) & DCACHE_SHRINK_LIST))
+		if (lockref_count_locked(&d->d_lockref) == 0 && !(d_flags(d) & DCACHE_SHRINK_LIST))
 			__dentry_kill(c, d, p); /* p's count stays > 0: ours */
 		else
 			lockref_unlock(&d->d_lockref);
@@ -1308,8 +1330,12 @@ static int kd_lookup_name(struct kd_cache *c, const struct kd_key *k, struct udc
 	int r = kd_peek(c, k, out);
 
 	kd_stat_add(c, ST_LOOKUPS, 1);
-	kd_stat_add(c, r == UDC_POSITIVE ? ST_HITS_POS : r == UDC_NEGATIVE ? ST_HITS_NEG : ST_MISSES,
-		    1);
+	if (r == UDC_POSITIVE)
+		kd_stat_add(c, ST_HITS_POS, 1);
+	else if (r == UDC_NEGATIVE)
+		kd_stat_add(c, ST_HITS_NEG, 1);
+	else
+		kd_stat_add(c, ST_MISSES, 1);
 	return r;
 }
 
@@ -1597,8 +1623,7 @@ static int kd_rmdir(void *cv, udc_ino parent, const char *name, size_t len, udc_
 	pthread_mutex_lock(&c->rename_lock);
 	bl_guard_dir_begin(&c->guard);
 	bl_guard_name_begin(&c->guard, k.hash);
-	if (dir == UDC_INO_NONE && kd_peek(c, &k, &cur) == UDC_POSITIVE &&
-	    cur.type == UDC_TYPE_DIR)
+	if (dir == UDC_INO_NONE && kd_peek(c, &k, &cur) == UDC_POSITIVE && cur.type == UDC_TYPE_DIR)
 		dir = cur.ino;
 	d_forget_dir(c, dir, true);
 	kd_delete(c, &k, &was);
@@ -1831,7 +1856,9 @@ static void *kd_create(const struct impl_config *cfg)
 	atomic_init(&c->mem.bytes, atomic_load_explicit(&boot.bytes, memory_order_relaxed));
 	c->cfg = *cfg;
 	c->limit = cfg->memory_limit ? cfg->memory_limit : KD_DEFAULT_LIMIT;
-	c->min_wmark = c->limit > SIZE_MAX - c->limit / 8 ? SIZE_MAX : c->limit + c->limit / 8;
+	c->target = c->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)c->limit;
+	int64_t gap = c->target / 256 > KD_MIN_WMARK_GAP ? c->target / 256 : KD_MIN_WMARK_GAP;
+	c->min_wmark = c->target > INT64_MAX - gap ? INT64_MAX : c->target + gap;
 	bl_guard_init(&c->guard);
 	pthread_mutex_init(&c->rename_lock, NULL);
 	pthread_mutex_init(&c->throttle_lock, NULL);

@@ -67,7 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STRIPES 256	   /* stripe locks, by hash */
+#define STRIPES 256	 /* stripe locks, by hash */
 #define MIN_BUCKETS 4096 /* rculfhash's initial and smallest size */
 #define CACHELINE 64
 
@@ -129,6 +129,20 @@ static int lfht_match_rcu(struct cds_lfht_node *n, const void *key)
 	return e->dir == k->dir && e->len == k->len && memcmp(e->name, k->name, k->len) == 0;
 }
 
+/*
+ * Readers of an entry another thread may have published: its fields were
+ * written before cds_lfht_add_replace() published it (see Ordering).
+ */
+static bool entry_negative_rcu(const struct lfht_entry *e)
+{
+	return e->attr.ino == UDC_INO_NONE;
+}
+
+static bool entry_in_dir_rcu(const struct lfht_entry *e, udc_ino dir)
+{
+	return e->dir == dir;
+}
+
 /* A new entry (attr NULL: negative), not in the table; NULL on ENOMEM. */
 static struct lfht_entry *entry_alloc(struct lfht_cache *c, udc_ino dir, const char *name,
 				      size_t len, const struct udc_attr *attr)
@@ -163,7 +177,7 @@ static void lfht_entry_free_rcu(struct rcu_head *head)
 /* e is in the table (delta 1) or was just taken out of it (-1). */
 static void entry_count(struct lfht_cache *c, const struct lfht_entry *e, int delta)
 {
-	_Atomic uint64_t *n = e->attr.ino == UDC_INO_NONE ? &c->nr_negative : &c->nr_positive;
+	_Atomic uint64_t *n = entry_negative_rcu(e) ? &c->nr_negative : &c->nr_positive;
 
 	/* relaxed: statistics (see Ordering); modulo 2^64, -1 subtracts one */
 	atomic_fetch_add_explicit(n, (uint64_t)delta, memory_order_relaxed);
@@ -193,7 +207,7 @@ static int lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_ke
 	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
 	if (n) {
 		const struct lfht_entry *e = entry_of(n);
-		if (e->attr.ino == UDC_INO_NONE) {
+		if (entry_negative_rcu(e)) {
 			r = UDC_NEGATIVE;
 		} else {
 			r = UDC_POSITIVE;
@@ -212,7 +226,8 @@ static void entry_publish_locked(struct lfht_cache *c, struct lfht_entry *e, uin
 
 	entry_count(c, e, 1);
 	urcu_memb_read_lock();
-	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, lfht_match_rcu, &k, &e->node);
+	struct cds_lfht_node *old =
+		cds_lfht_add_replace(c->names, hash, lfht_match_rcu, &k, &e->node);
 	urcu_memb_read_unlock();
 	if (old)
 		entry_retire(c, entry_of(old));
@@ -257,7 +272,7 @@ static void dir_forget(struct lfht_cache *c, udc_ino dir)
 	urcu_memb_read_lock();
 	cds_lfht_for_each(c->names, &it, n) {
 		/* del fails if a concurrent add_replace took n out first (it retires n) */
-		if (entry_of(n)->dir == dir && cds_lfht_del(c->names, n) == 0)
+		if (entry_in_dir_rcu(entry_of(n), dir) && cds_lfht_del(c->names, n) == 0)
 			entry_retire(c, entry_of(n));
 	}
 	urcu_memb_read_unlock();
@@ -417,8 +432,7 @@ static int lfht_add(void *cp, udc_ino dir, const char *name, size_t len,
 	return lfht_set(cp, dir, name, len, attr);
 }
 
-static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
-			     uint32_t client)
+static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
 	int r = bl_call_check(cp, dir, name, len);
 
@@ -477,7 +491,8 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 	r = bl_call_check(c, odir, oname, olen);
 	if (r)
 		return r;
-	if ((olen == 2 && memcmp(oname, "..", 2) == 0) || (nlen == 2 && memcmp(nname, "..", 2) == 0))
+	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
+	    (nlen == 2 && memcmp(nname, "..", 2) == 0))
 		return -EINVAL;
 	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
 		return 0;
@@ -587,8 +602,8 @@ static void lfht_stats(void *cp, struct udc_stats *st)
 	s.nr_negative = atomic_load_explicit(&c->nr_negative, memory_order_relaxed);
 	s.backend_calls = atomic_load_explicit(&c->backend_calls, memory_order_relaxed);
 	s.stale_answers = atomic_load_explicit(&c->stale_answers, memory_order_relaxed);
-	s.bytes_used = sizeof(*c) + bl_mem_bytes(&c->mem) +
-		       buckets_bytes(s.nr_positive + s.nr_negative);
+	s.bytes_used =
+		sizeof(*c) + bl_mem_bytes(&c->mem) + buckets_bytes(s.nr_positive + s.nr_negative);
 	s.bytes_limit = 0; /* unbounded */
 	bl_stats_put(st, &s);
 }

@@ -77,9 +77,9 @@ struct lru_entry {
 	struct lru_node node; /* in names, by (dir, name) */
 	udc_ino dir_ino;
 	uint32_t len;
-	struct udc_attr attr;	       /* ino UDC_INO_NONE: the name does not exist */
-	struct cds_list_head lru;      /* in cache->lru, most recently used first */
-	struct cds_list_head sibling;  /* in dir->children */
+	struct udc_attr attr;	      /* ino UDC_INO_NONE: the name does not exist */
+	struct cds_list_head lru;     /* in cache->lru, most recently used first */
+	struct cds_list_head sibling; /* in dir->children */
 	struct lru_dir *dir;
 	char name[];
 };
@@ -492,8 +492,7 @@ static int lru_set(struct lru_cache *c, udc_ino dir, const char *name, size_t le
 	return r;
 }
 
-static int lru_add(void *cp, udc_ino dir, const char *name, size_t len,
-		   const struct udc_attr *attr)
+static int lru_add(void *cp, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
 {
 	int r = bl_call_check(cp, dir, name, len);
 
@@ -506,8 +505,7 @@ static int lru_add(void *cp, udc_ino dir, const char *name, size_t len,
 	return lru_set(cp, dir, name, len, attr);
 }
 
-static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
-			    uint32_t client)
+static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
 	int r = bl_call_check(cp, dir, name, len);
 
@@ -546,7 +544,8 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	r = bl_call_check(c, odir, oname, olen);
 	if (r)
 		return r;
-	if ((olen == 2 && memcmp(oname, "..", 2) == 0) || (nlen == 2 && memcmp(nname, "..", 2) == 0))
+	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
+	    (nlen == 2 && memcmp(nname, "..", 2) == 0))
 		return -EINVAL;
 	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
 		return 0;
