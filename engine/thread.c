@@ -7,7 +7,10 @@
  *
  * A thread is registered with urcu-memb on its first call into any cache
  * (thread_enter() tests one thread-local flag) and unregistered by a
- * pthread key destructor when it exits, so embedders never register.  The
+ * pthread key destructor when it exits, so embedders never register.  A
+ * thread the embedder has registered with urcu-memb itself (it uses liburcu
+ * too) is used as it is: registering it twice would trip liburcu's check,
+ * and it is left registered at exit (it must stay so while it calls in).  The
  * same registration gives the thread a small index, reused after it exits,
  * that picks its stats slot in every cache.
  *
@@ -28,6 +31,7 @@
 #define NR_INDEXES (STATS_CHUNKS * STATS_PER_CHUNK)
 
 __thread bool thread_registered;
+static __thread bool rcu_ours;   /* this file registered the thread (not the embedder) */
 __thread int32_t thread_index = STATS_SHARED_SLOT;
 
 static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,7 +52,9 @@ static void thread_exit(void *arg)
 		thread_index = STATS_SHARED_SLOT;
 	}
 	if (thread_registered) {
-		rcu_unregister_thread();
+		if (rcu_ours)
+			rcu_unregister_thread();
+		rcu_ours = false;
 		thread_registered = false;
 	}
 }
@@ -62,7 +68,10 @@ static void exit_key_create(void)
 void thread_register_slow(void)
 {
 	pthread_once(&exit_key_once, exit_key_create);
-	rcu_register_thread();
+	if (!URCU_TLS(urcu_memb_reader).registered) {   /* the embedder may have */
+		rcu_register_thread();
+		rcu_ours = true;
+	}
 	thread_registered = true;
 
 	pthread_mutex_lock(&index_lock);

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <urcu/urcu-memb.h>
+
 #include "include/udcache.h"
 #include "common/model.h"
 #include "common/prng.h"
@@ -1163,4 +1165,30 @@ Test(concurrency, rename_racing_invalidate_dir)
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	tfail_assert_none(&ri.fail);
+}
+
+/* A thread the embedder registered with urcu-memb itself (it uses liburcu
+ * too) calls in: udcache must not register it again (liburcu checks), and
+ * must leave it registered for the embedder to unregister. */
+static void *self_registered_main(void *arg)
+{
+	udc_cache *c = arg;
+	struct udc_attr a = tc_attr(77, UDC_TYPE_REG, 7), got;
+
+	urcu_memb_register_thread();
+	cr_assert_eq(udc_add(c, 1, "mine", 4, &a), 0);
+	cr_assert_eq(udc_lookup(c, 1, "mine", 4, &got), UDC_POSITIVE);
+	cr_assert(tc_attr_eq(&a, &got));
+	urcu_memb_unregister_thread();   /* would assert if udcache had unregistered it */
+	return NULL;
+}
+
+Test(concurrency, embedder_registered_thread)
+{
+	udc_cache *c = tc_create(1, NULL, 0);
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, self_registered_main, c), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	udc_destroy(c);
 }
