@@ -114,7 +114,7 @@ def plot_threads(config, title):
             f.write(f"{t} " + " ".join(str(med(RESULTS[(config, i, t)], 'ops_per_sec') / 1e6) for i in IMPLS) + "\n")
     png = f"{IMG}/{config}-threads.png"
     plots = ", ".join(f"'{dat}' using 1:{k + 2} with linespoints title '{i}'" for k, i in enumerate(IMPLS))
-    gnuplot(f"""set terminal png size 800,480
+    gnuplot(f"""set terminal png size 800,480 noenhanced
 set output '{png}'
 set title '{title}: throughput against threads ({CORES} cores; medians of {RUNS})'
 set xlabel 'threads'
@@ -204,7 +204,7 @@ def trickle_memory():
     print()
     png = f"{IMG}/trickle-memory.png"
     plots = ", ".join(f"'{f}' using 1:($2/1048576) every ::1 with lines title '{t}'" for t, f in curves)
-    gnuplot(f"""set terminal png size 800,480
+    gnuplot(f"""set terminal png size 800,480 noenhanced
 set output '{png}'
 set datafile separator ','
 set title 'trickle: bytes_used over time (1 client thread)'
