@@ -470,15 +470,9 @@ static int ckh_set(struct ckh_cache *c, udc_ino dir, const char *name, size_t le
 
 static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
 {
-	int r = bl_call_check(cp, dir, name, len);
+	int r = bl_add_check(cp, dir, name, len, attr);
 
-	if (r)
-		return r;
-	if (!bl_attr_valid(attr))
-		return -EINVAL;
-	if (len == 2 && name[0] == '.' && name[1] == '.' && attr->type != UDC_TYPE_DIR)
-		return -EINVAL; /* udc_add: ".." names a directory */
-	return ckh_set(cp, dir, name, len, attr);
+	return r ? r : ckh_set(cp, dir, name, len, attr);
 }
 
 static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)

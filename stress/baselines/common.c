@@ -103,6 +103,20 @@ bool bl_attr_valid(const struct udc_attr *attr)
 	       attr->flags == 0;
 }
 
+int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
+		 const struct udc_attr *attr)
+{
+	int r = bl_call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	if (!bl_attr_valid(attr))
+		return -EINVAL;
+	if (len == 2 && name[0] == '.' && name[1] == '.' && attr->type != UDC_TYPE_DIR)
+		return -EINVAL; /* udc_add: ".." names a directory */
+	return 0;
+}
+
 int bl_backend_lookup(const struct impl_config *cfg, const struct udc_call *call, udc_ino dir,
 		      const char *name, size_t len, struct udc_attr *out)
 {

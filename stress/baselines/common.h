@@ -99,6 +99,9 @@ uint64_t bl_mem_bytes(const struct bl_mem *m);
 int bl_call_check(const void *c, udc_ino dir, const char *name, size_t len);
 /* Whether udc_add() takes attr: not NULL, ino set, a known type, flags 0. */
 bool bl_attr_valid(const struct udc_attr *attr);
+/* udc_add()'s checks: bl_call_check(), bl_attr_valid(), ".." only as a directory. */
+int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
+		 const struct udc_attr *attr);
 /*
  * cfg->backend->lookup(call's ctx, dir, name): 0 with *out filled, -ENOENT,
  * -EAGAIN with no backend, -EIO for an answer that breaks the backend's
