@@ -453,7 +453,7 @@ int64_t sweep_stale_note(struct udc_cache *c, struct udc_dir *d);
  * if more remains. */
 bool sweep_stale(struct udc_cache *c, size_t budget);
 /* Whether a garbage round should run now (one is under way, or the garbage is
- * worth a pass over every page); under shrink_lock or as a hint. */
+ * worth a pass over every page); shrink_lock held. */
 bool sweep_stale_due(struct udc_cache *c);
 
 /* ---- shrink/admit.c: admission of negatives ---- */

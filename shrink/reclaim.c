@@ -189,11 +189,12 @@ static void reap_inline(struct udc_cache *c)
 /* Without the thread: a batch of the garbage of invalidated directories. */
 static void stale_inline(struct udc_cache *c)
 {
-	if (c->thread_running || !sweep_stale_due(c))
+	if (c->thread_running || atomic_load_explicit(&c->stale_pending, memory_order_relaxed) <= 0)
 		return;
 	if (pthread_mutex_trylock(&c->shrink_lock))
 		return;
-	sweep_stale(c, STALE_INLINE_BATCH);
+	if (sweep_stale_due(c))
+		sweep_stale(c, STALE_INLINE_BATCH);
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
@@ -355,9 +356,9 @@ static bool reclaim_background(struct udc_cache *c)
 		aged_all = !sweep_age(c, AGE_BATCH);
 		pthread_mutex_unlock(&c->shrink_lock);
 	}
-	for (bool stale = sweep_stale_due(c); stale && batches > 0; batches--) {
+	for (bool stale = true; stale && batches > 0; batches--) {
 		pthread_mutex_lock(&c->shrink_lock);
-		stale = sweep_stale(c, STALE_BATCH) && sweep_stale_due(c);
+		stale = sweep_stale_due(c) && sweep_stale(c, STALE_BATCH);
 		pthread_mutex_unlock(&c->shrink_lock);
 	}
 	for (bool idle = dir_reap_due(c); idle && batches > 0; batches--) {

@@ -554,7 +554,7 @@ static uint64_t mono_ns(void)
 
 bool sweep_stale_due(struct udc_cache *c)
 {
-	/* relaxed: estimates, and stale_round is read as a hint off the lock */
+	/* relaxed: estimates (stale_round and stale_round_ns: shrink_lock, held) */
 	int64_t pending = atomic_load_explicit(&c->stale_pending, memory_order_relaxed);
 	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
 

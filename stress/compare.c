@@ -548,14 +548,13 @@ static void op_rmdir_cycle(struct worker *w, uint64_t negatives)
 /* ---------------------------------------------------------------------- */
 /* The rename workload's log check */
 
-static bool move_of(const struct model *m, uint64_t g, uint32_t *obj, uint32_t *from, uint32_t *to)
+static void move_of(const struct model *m, uint64_t g, uint32_t *obj, uint32_t *from, uint32_t *to)
 {
 	const struct rename_move *mv = &m->log[g % RENAME_LOG];
 
 	*obj = atomic_load_explicit(&mv->obj, memory_order_relaxed);
 	*from = atomic_load_explicit(&mv->from, memory_order_relaxed);
 	*to = atomic_load_explicit(&mv->to, memory_order_relaxed);
-	return true;
 }
 
 /*
