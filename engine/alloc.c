@@ -197,6 +197,8 @@ static void free_batch_rcu(struct rcu_head *head)
 	struct free_batch *b = caa_container_of(head, struct free_batch, rcu);
 	struct udc_cache *c = b->cache;
 
+	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
+
 	for (unsigned i = 0; i < b->n; i++)
 		entry_free_now(c, b->ents[i]);
 	mem_free(c, b, sizeof(*b));

@@ -60,6 +60,7 @@ static int dir_match(struct cds_lfht_node *node, const void *key)
 {
 	const struct udc_dir *d = caa_container_of(node, struct udc_dir, node);
 
+	rcu_found_note(node);   /* TSan: pairs with rcu_publish_note in dir_get */
 	return d->ino == *(const udc_ino *)key;
 }
 
@@ -121,6 +122,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 
 	for (;;) {
 		rcu_read_lock();
+		rcu_publish_note(&d->node);   /* TSan: pairs with rcu_found_note in dir_match */
 		struct cds_lfht_node *n = cds_lfht_add_unique(c->dirs, hash, dir_match, &ino,
 							      &d->node);
 		struct udc_dir *other = n != &d->node ? dir_of(n) : NULL;
@@ -186,6 +188,7 @@ void dir_reap_init(struct udc_cache *c)
 static void dir_free_rcu(struct rcu_head *head)
 {
 	struct udc_dir *d = caa_container_of(head, struct udc_dir, rcu);
+	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
 	mem_free_line(d->cache, d, sizeof(*d));
 }
 

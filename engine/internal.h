@@ -42,6 +42,7 @@
 #define _LGPL_SOURCE   /* inline read-side fast paths */
 #define URCU_API_MAP   /* the flavor-neutral names: rcu_read_lock, call_rcu... */
 #include <urcu/urcu-memb.h>
+#include "common/rcu_tsan.h"   /* liburcu's orderings, for TSan builds */
 #include <urcu/rculfhash.h>
 #include <urcu/list.h>
 
@@ -222,8 +223,9 @@ struct udc_cache {
 
 	/* --- serialises udc_shrink passes (reclaim is single-threaded) --- */
 	pthread_mutex_t shrink_lock;
-	size_t compact_mark_live;         /* entry_bytes when compaction last ran dry, */
-	size_t compact_mark_pages;        /* and the slab bytes then; 0: not backed off */
+	_Atomic size_t compact_mark_live;  /* entry_bytes when compaction last ran dry, */
+	_Atomic size_t compact_mark_pages; /* and the slab bytes then; 0: not backed off
+	                                   * (written under shrink_lock, read relaxed) */
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages negatives next (relaxed) */
 	size_t evict_inflight;            /* evicted, not yet gone from bytes_used (shrink_lock) */
@@ -258,7 +260,8 @@ struct udc_cache {
  * UBSan rightly reports.)
  */
 #define table_for_each(ht, it, n)                                                 \
-	for (cds_lfht_first((ht), (it)); ((n) = cds_lfht_iter_get_node(it)) != NULL; \
+	for (cds_lfht_first((ht), (it));                                          \
+	     ((n) = cds_lfht_iter_get_node(it)) != NULL && (rcu_found_note(n), 1); \
 	     cds_lfht_next((ht), (it)))
 
 #define entry_of(n) caa_container_of((n), struct udc_entry, node)

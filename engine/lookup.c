@@ -45,6 +45,7 @@ int name_match(struct cds_lfht_node *node, const void *key)
 	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
 	const struct name_key *k = key;
 
+	rcu_found_note(node);   /* TSan: pairs with rcu_publish_note before the link */
 	return e->len == k->len && e->dir->ino == k->dir &&
 	       memcmp(entry_name(e), k->name, k->len) == 0;
 }

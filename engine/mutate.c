@@ -134,6 +134,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	/* release: a sweeper that reads 1 (acquire) sees the entry's fields */
 	atomic_store_explicit(&e->published, 1, memory_order_release);
 	rcu_read_lock();
+	rcu_publish_note(&e->node);   /* TSan: pairs with rcu_found_note in name_match */
 	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, name_match, k, &e->node);
 	rcu_read_unlock();
 	UDC_PROBE(insert, (int)e->kind, k->dir, k->name, k->len, old != NULL);

@@ -40,7 +40,12 @@
  *   period (slab_relocate, SLAB_MOVED): readers that found it read intact
  *   bytes until their read-side section ends.  An external name passes to
  *   the new copy with the pointer; the old copy's slab free does not free
- *   it.  compact_mark_* and the size counters are relaxed: heuristics.
+ *   it.  compact_mark_* are atomics, written under shrink_lock and read
+ *   without it by compact_wanted's first look (relaxed: a heuristic, a
+ *   stale pair costs one batch or one skipped call); the size counters are
+ *   relaxed too.  A positive's children link is not copied with the rest:
+ *   its neighbours' links and unlinks write it under dir->lock, so
+ *   cds_list_replace takes it over under that lock.
  */
 #include "engine/internal.h"
 #include "engine/probe.h"
@@ -88,12 +93,22 @@ enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
 	e->type = old->type;
 	atomic_init(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed));
 	atomic_init(&e->published, 1);
-	memcpy(e + 1, old + 1, entry_size((enum entry_kind)old->kind, old->len) - sizeof(*old));
+	size_t size = entry_size((enum entry_kind)old->kind, old->len);
 	if (old->kind == ENT_POSITIVE) {
+		/* Not the children link: the neighbours' (un)links write it under
+		 * dir->lock (mutate.c), so it is taken over under that lock. */
+		struct udc_pos *op = entry_pos(old), *np = entry_pos(e);
+		np->ino = op->ino;
+		np->cookie = op->cookie;
+		memcpy(np->name, op->name, size - offsetof(struct udc_pos, name));
 		udc_spin_lock(&old->dir->lock);
-		cds_list_replace(&entry_pos(old)->child, &entry_pos(e)->child);
+		cds_list_replace(&op->child, &np->child);
 		udc_spin_unlock(&old->dir->lock);
+	} else {
+		memcpy(e + 1, old + 1, size - sizeof(*old));
 	}
+	/* TSan: pairs with rcu_found_note in name_match (common/rcu_tsan.h) */
+	rcu_publish_note(&e->node);
 	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);
 	udc_assert(rc == 0);   /* same key, and the stripe keeps it in the table */
 	(void)rc;
@@ -152,8 +167,19 @@ static bool compact_wanted(struct udc_cache *c)
 
 	if (!fragmented(c, &live, &pages))
 		return false;
-	size_t mark_live = c->compact_mark_live, mark_pages = c->compact_mark_pages;
+	/* relaxed: read without shrink_lock (compact_step's first look);
+	 * partner: marks_set under shrink_lock.  A stale pair costs a batch. */
+	size_t mark_live = atomic_load_explicit(&c->compact_mark_live, memory_order_relaxed);
+	size_t mark_pages = atomic_load_explicit(&c->compact_mark_pages, memory_order_relaxed);
 	return mark_pages == 0 || 8 * live < 7 * mark_live || 8 * pages > 9 * mark_pages;
+}
+
+/* Back off until things change (a dry batch: @live, @pages), or not (0, 0);
+ * shrink_lock held.  relaxed: partner compact_wanted's lock-free reads. */
+static void marks_set(struct udc_cache *c, size_t live, size_t pages)
+{
+	atomic_store_explicit(&c->compact_mark_live, live, memory_order_relaxed);
+	atomic_store_explicit(&c->compact_mark_pages, pages, memory_order_relaxed);
 }
 
 /* A batch if compaction is worth it; @wait: for shrink_lock, else only
@@ -174,8 +200,7 @@ static bool compact_step(struct udc_cache *c, bool wait)
 		size_t units = compact_locked(c, COMPACT_BATCH, &dry);
 		fragmented(c, &live, &pages);
 		UDC_PROBE(compact_batch, units, dry, live, pages);
-		c->compact_mark_live = dry ? live : 0;
-		c->compact_mark_pages = dry ? pages : 0;
+		marks_set(c, dry ? live : 0, dry ? pages : 0);
 		more = !dry;
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
@@ -191,7 +216,7 @@ bool compact_batch(struct udc_cache *c, bool fresh)
 {
 	if (fresh) {   /* the marks are the inline path's: look again */
 		pthread_mutex_lock(&c->shrink_lock);
-		c->compact_mark_live = c->compact_mark_pages = 0;
+		marks_set(c, 0, 0);
 		pthread_mutex_unlock(&c->shrink_lock);
 	}
 	return compact_step(c, true);
@@ -211,7 +236,7 @@ static size_t compact_round(struct udc_cache *c, size_t bound)
 		size_t live, pages;
 		pthread_mutex_lock(&c->shrink_lock);
 		size_t units = compact_locked(c, COMPACT_BATCH, &dry);
-		c->compact_mark_live = c->compact_mark_pages = 0;
+		marks_set(c, 0, 0);
 		pthread_mutex_unlock(&c->shrink_lock);
 		done += units;
 		/* For the probe only (udc_shrink's rounds: a few loads a batch). */

@@ -120,6 +120,7 @@ static void ghost_table_free(struct ghost_table *g)
 
 static void ghost_table_free_rcu(struct rcu_head *head)
 {
+	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
 	ghost_table_free(caa_container_of(head, struct ghost_table, rcu));
 }
 

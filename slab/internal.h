@@ -47,6 +47,7 @@
 #define _LGPL_SOURCE /* inline read-side fast paths */
 #define URCU_API_MAP /* the flavor-neutral names: rcu_read_lock, call_rcu... */
 #include <urcu/urcu-memb.h>
+#include "common/rcu_tsan.h" /* liburcu's orderings, for TSan builds */
 #include <urcu/list.h>
 
 #include "slab/slab.h"

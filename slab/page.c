@@ -188,6 +188,7 @@ void slab_page_free_dead(struct slab_page *p)
 
 static void page_free_rcu(struct rcu_head *head)
 {
+	rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */
 	slab_page_free_dead(caa_container_of(head, struct slab_page, rcu));
 }
 

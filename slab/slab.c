@@ -514,6 +514,7 @@ static void batch_free(struct slab_batch *b)
 
 static void batch_free_rcu(struct rcu_head *head)
 {
+	rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */
 	batch_free(caa_container_of(head, struct slab_batch, rcu));
 }
 
