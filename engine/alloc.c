@@ -20,13 +20,16 @@
  *
  * Locking:
  *   free_lock (a spinlock, leaf) protects cache->free_pending.  It may be
- *   taken under a stripe lock.
+ *   taken under a stripe lock.  entry_frees_wait's mark has a lock of its
+ *   own (leaf), shared with the call_rcu thread only.
  *
  * Ordering:
  *   cache->bytes is a relaxed counter: it is read for limits and stats
  *   only, where a slightly old value is fine.
  *   call_rcu() orders the batch's frees after every read-side section that
  *   could have found the entries (they were unpublished before being added).
+ *   entry_frees_wait: a call_rcu thread runs its queue in order, and the
+ *   mark's lock orders its callbacks' frees before the waiter's return.
  */
 #include "engine/internal.h"
 
@@ -265,9 +268,52 @@ void entry_free_flush(struct udc_cache *c)
 		call_rcu(&b->rcu, free_batch_rcu);
 }
 
+/* A callback queued to wait for the ones queued before it (below). */
+struct queue_mark {
+	struct rcu_head rcu;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;                        /* protected by lock */
+};
+
+static void queue_mark_rcu(struct rcu_head *head)
+{
+	struct queue_mark *m = caa_container_of(head, struct queue_mark, rcu);
+
+	pthread_mutex_lock(&m->lock);
+	m->done = true;
+	pthread_cond_signal(&m->cond);
+	pthread_mutex_unlock(&m->lock);   /* the waiter's frame may go from here on */
+}
+
+/*
+ * Wait until the callbacks queued to the caller's call_rcu thread before
+ * this call have run.  rcu_barrier() would do it for every call_rcu
+ * thread, but it callocs and urcu_die()s (aborts) when that fails; the
+ * mark lives on our stack and call_rcu allocates nothing once the thread
+ * exists (udc_create makes it).  liburcu runs a thread's queue in order,
+ * so the mark runs after them.  Every udcache callback goes to the
+ * default call_rcu thread unless the embedder gave threads or CPUs
+ * threads of their own; then this waits for the caller's queue only.
+ */
+static void call_rcu_queue_wait(void)
+{
+	struct queue_mark m = { .done = false };
+
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.cond, NULL);
+	call_rcu(&m.rcu, queue_mark_rcu);
+	pthread_mutex_lock(&m.lock);
+	while (!m.done)
+		pthread_cond_wait(&m.cond, &m.lock);
+	pthread_mutex_unlock(&m.lock);
+	pthread_cond_destroy(&m.cond);
+	pthread_mutex_destroy(&m.lock);
+}
+
 void entry_frees_wait(struct udc_cache *c)
 {
 	entry_free_flush(c);
-	rcu_barrier();   /* the entries' batches have run */
-	rcu_barrier();   /* and the pages they emptied are released */
+	call_rcu_queue_wait();   /* the entries' batches have run */
+	call_rcu_queue_wait();   /* and the pages they emptied are released */
 }

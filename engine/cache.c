@@ -20,6 +20,7 @@
  *   the deferred frees' callbacks before the tables and the struct go.
  */
 #include "engine/internal.h"
+#include "engine/table.h"
 
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -127,7 +128,10 @@ static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t c
 	if (grow ? grow > *room : !table_shrink_due(buckets, count))
 		return;
 	size_t target = table_target(count);
-	cds_lfht_resize(ht, target);   /* liburcu does the work in this thread */
+	/* liburcu does the work in this thread; out of memory for the
+	 * growth's arrays, the table stays as it is (a later pass retries) */
+	if (!table_resize_to(ht, target))
+		return;
 	/* relaxed: read for accounting only */
 	atomic_store_explicit(buckets, target, memory_order_relaxed);
 	*room -= grow;
@@ -152,11 +156,6 @@ static int config_check(const struct udc_config *cfg)
 	return 0;
 }
 
-static struct cds_lfht *table_new(void)
-{
-	return cds_lfht_new(MIN_BUCKETS, MIN_BUCKETS, 0, 0, NULL);   /* sized by us (above) */
-}
-
 udc_cache *udc_create(const struct udc_config *cfg)
 {
 	int err = config_check(cfg);
@@ -166,6 +165,16 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		return NULL;
 	}
 	thread_enter();
+	/*
+	 * liburcu 0.13 makes the process's call_rcu thread on its first
+	 * call_rcu and urcu_die()s (aborts) when that malloc or
+	 * pthread_create fails: have it made here, once per process, rather
+	 * than inside a later mutation, reclaim or udc_shrink.  From then on
+	 * call_rcu never allocates, which entry_frees_wait() relies on.  The
+	 * abort itself cannot be caught from outside liburcu (docs/ENGINE.md,
+	 * Limitations).
+	 */
+	(void)get_default_call_rcu_data();
 
 	size_t self;
 	struct udc_cache *c = cache_struct_alloc(&self);
@@ -198,8 +207,8 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		pthread_cond_init(&c->stripes[i].cond, NULL);
 		CDS_INIT_LIST_HEAD(&c->stripes[i].inflight);
 	}
-	c->names = table_new();
-	c->dirs = table_new();
+	c->names = table_create(MIN_BUCKETS);   /* sized by us (above) */
+	c->dirs = table_create(MIN_BUCKETS);
 	if (!c->names || !c->dirs || entry_slabs_create(c) || sweep_create(c)) {
 		err = ENOMEM;
 		goto fail;

@@ -25,8 +25,9 @@
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
  *   of eviction, an ageing batch or a compaction batch).  thread_lock
  *   protects thread_stop and is never held with another lock.
- *   rcu_barrier(), synchronize_rcu() (slab_hold_end) and cds_lfht_resize()
- *   are called with shrink_lock held: no RCU callback and no reader takes it.
+ *   entry_frees_wait() (which waits for call_rcu callbacks), synchronize_rcu()
+ *   (slab_hold_end) and cds_lfht_resize() are called with shrink_lock held:
+ *   no RCU callback and no reader takes it.
  *
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
@@ -430,7 +431,7 @@ int reclaim_thread_start(struct udc_cache *c)
 		return 0;
 	err = pthread_create(&c->thread, NULL, reclaim_thread_main, c);
 	if (err)
-		return -err;
+		return -ENOMEM;   /* with no attributes, only EAGAIN: out of memory or threads */
 	c->thread_running = true;
 	return 0;
 }

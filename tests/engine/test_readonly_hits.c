@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "engine/internal.h"
+#include "engine/table.h"
 
 #define RO_NAMES 20000
 #define RO_LOOKUPS 1000000
@@ -77,7 +78,7 @@ Test(readonly_hits, entry_pages_read_only, .timeout = 120)
 	 * resize to a size at least the count, after which a lazy one still
 	 * queued finds nothing to do and no add asks for another.
 	 */
-	cds_lfht_resize(ro_cache->names, 32768);
+	cr_assert(table_resize_to(ro_cache->names, 32768));   /* engine/table.h: arrays first */
 	/* The workers register and make their stats slots on their first
 	 * call: none of that lives in entry pages. */
 	struct ro_worker w[2] = { { .seed = 1 }, { .seed = 2 } };

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/table.h - rculfhash tables whose memory is allocated before
+ * liburcu asks for it (engine/table.c), so that running out of it is an
+ * error we return instead of an assertion inside liburcu.
+ */
+#ifndef UDC_ENGINE_TABLE_H
+#define UDC_ENGINE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cds_lfht;
+
+/* A table of @buckets buckets (a power of two), none allocated apart
+ * later below that size: NULL when out of memory. */
+struct cds_lfht *table_create(size_t buckets);
+/* Resize @ht to @buckets (a power of two): a growth's bucket arrays are
+ * allocated first, and when they cannot be, nothing is done and false is
+ * returned.  Callers serialise resizes of a table; outside rcu_read_lock,
+ * blocks for the resize (grace periods). */
+bool table_resize_to(struct cds_lfht *ht, size_t buckets);
+
+#endif
