@@ -214,6 +214,8 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		goto fail;
 	}
 	err = -reclaim_thread_start(c);
+	if (!err)
+		err = -fork_register(c);   /* a child of fork() can use it (engine/fork.c) */
 	if (err)
 		goto fail_thread;
 	return c;
@@ -241,6 +243,7 @@ void udc_destroy(udc_cache *c)
 	if (!c)
 		return;
 	thread_enter();
+	fork_unregister(c);       /* no fork restarts its reclaim thread now */
 	reclaim_thread_stop(c);   /* first: it uses everything below */
 	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
 	/*

@@ -250,6 +250,7 @@ struct udc_cache {
 	bool thread_running;              /* set at create, cleared at destroy */
 	atomic_bool thread_kicked;        /* a client asked for a pass since the last wake-up */
 	pthread_t thread;
+	struct cds_list_head fork_link;   /* on engine/fork.c's list of live caches */
 
 	struct stripe stripes[NR_STRIPES];
 };
@@ -401,6 +402,9 @@ void reclaim_inline(struct udc_cache *c);   /* shrink/reclaim.c */
 int reclaim_thread_start(struct udc_cache *c);  /* at create: 0 or -errno */
 void reclaim_thread_stop(struct udc_cache *c);  /* at destroy, before anything is freed */
 void reclaim_thread_kick(struct udc_cache *c);  /* wake it for a pass (cheap when awake) */
+/* engine/fork.c: fork() hooks (installed once); at create (0 or -errno), at destroy. */
+int fork_register(struct udc_cache *c);
+void fork_unregister(struct udc_cache *c);
 
 /* A copy of an entry's key, taken while the entry may be freed under us. */
 struct entry_key {
