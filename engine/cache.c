@@ -433,7 +433,7 @@ int engine_check(struct udc_cache *c)
 			      atomic_load(&d->refs) < 0,
 		      "dir %llu: %lld references for %lld positives", (unsigned long long)d->ino,
 		      (long long)atomic_load(&d->refs), (long long)atomic_load(&d->nr_positive));
-		CHECK(atomic_load(&d->refs) != 0 || (atomic_load(&d->flags) & DIR_IDLE),
+		CHECK(atomic_load(&d->refs) != 0 || (atomic_load(&d->state) & DIR_IDLE),
 		      "dir %llu: idle but not queued for the reaper", (unsigned long long)d->ino);
 	}
 	rcu_read_unlock();

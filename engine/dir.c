@@ -53,8 +53,17 @@
  */
 #include "engine/internal.h"
 
+#include <errno.h>
+
 /* refs of an object being freed: below any count a pin could bring back. */
 #define DIR_DEAD (INT64_MIN / 2)
+
+/* A value no object has had: every epoch comes from here. */
+static uint64_t epoch_next(struct udc_cache *c)
+{
+	/* relaxed: only uniqueness matters (a RMW on one counter gives it) */
+	return atomic_fetch_add_explicit(&c->dir_clock, 1, memory_order_relaxed) + 1;
+}
 
 static int dir_match(struct cds_lfht_node *node, const void *key)
 {
@@ -117,6 +126,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 	d->ino = ino;
 	atomic_init(&d->gen, 1);
 	atomic_init(&d->refs, 1);   /* our pin */
+	atomic_init(&d->epoch, epoch_next(c));
 	udc_spin_init(&d->lock);
 	CDS_INIT_LIST_HEAD(&d->children);
 
@@ -152,7 +162,7 @@ void dir_put(struct udc_cache *c, struct udc_dir *d)
 	if (atomic_fetch_sub(&d->refs, 1) != 1)
 		return;
 	/* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
-	if (atomic_fetch_or(&d->flags, DIR_IDLE) & DIR_IDLE)
+	if (atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE)
 		return;
 	struct udc_dir *head = atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
 	do
@@ -162,11 +172,168 @@ void dir_put(struct udc_cache *c, struct udc_dir *d)
 						      memory_order_release, memory_order_relaxed));
 }
 
-void dir_learn(struct udc_dir *child, udc_ino parent, uint64_t cookie)
+/* ------------------------------------------------------------------ */
+/* the complete flag and the fill protocol */
+
+void dir_drop_note(struct udc_dir *d)
 {
-	/* relaxed: advisory for "..", read by walks under the rename seqcount */
+	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+
+	/* seq_cst: before the caller's unpublish (see Ordering, fills); pairs
+	 * with dir_complete_rcu's fence and dir_fill_complete's CAS */
+	while (!atomic_compare_exchange_weak(&d->state, &s,
+					     (s & ~(uint64_t)DIR_COMPLETE) + DIR_DROP_ONE))
+		;
+}
+
+void dir_fill_begin(struct udc_dir *d, struct udc_fill *fill)
+{
+	/* seq_cst: the snapshot precedes the embedder's listing (Ordering, fills) */
+	uint64_t s = atomic_fetch_or(&d->state, DIR_FILLING);
+
+	fill->opaque[0] = d->ino;
+	/* relaxed: an epoch only ever changes to a value never seen before */
+	fill->opaque[1] = atomic_load_explicit(&d->epoch, memory_order_relaxed);
+	fill->opaque[2] = s & ~DIR_STATE_FLAGS;
+}
+
+int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill)
+{
+	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+
+	/* relaxed: see dir_fill_begin; a different object has a different epoch */
+	if (atomic_load_explicit(&d->epoch, memory_order_relaxed) != fill->opaque[1])
+		return -ESTALE;
+	do {
+		if ((s & ~DIR_STATE_FLAGS) != fill->opaque[2]) {
+			/* relaxed: DIR_FILLING is a hint for the reaper */
+			atomic_fetch_and_explicit(&d->state, ~(uint64_t)DIR_FILLING,
+						  memory_order_relaxed);
+			return -ESTALE;
+		}
+		/* seq_cst: one RMW with dir_drop_note's, so either it sees the
+		 * drop or the drop clears what it set (Ordering, fills) */
+	} while (!atomic_compare_exchange_weak(&d->state, &s,
+					       (s | DIR_COMPLETE) & ~(uint64_t)DIR_FILLING));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* ".." */
+
+static uint64_t epoch_of(struct udc_dir *d)
+{
+	/* seq_cst: read before dotdot_moves in dir_parent_learn (Ordering, "..") */
+	return atomic_load(&d->epoch);
+}
+
+/* Record p (NULL: unknown) with @stamp, its epoch read by the caller, with
+ * d->lock held; returns the old parent, whose reference the caller drops
+ * (dir_put) once d->lock is released. */
+static struct udc_dir *parent_store_locked(struct udc_dir *d, struct udc_dir *p, uint64_t stamp)
+{
+	/* relaxed: d->lock orders the writers */
+	struct udc_dir *old = atomic_load_explicit(&d->parent, memory_order_relaxed);
+
+	if (p == d)   /* only the root is its own parent, and it is answered apart */
+		p = NULL, stamp = 0;
+	if (old == p && atomic_load_explicit(&d->parent_stamp, memory_order_relaxed) == stamp)
+		return NULL;
+	if (p)
+		dir_hold(p);   /* d's reference: p outlives d's record of it */
+	atomic_store_explicit(&d->parent_seq,
+			      atomic_load_explicit(&d->parent_seq, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	/* relaxed: readers check the stamp against the parent's epoch, so a
+	 * torn pair is never trusted */
+	atomic_store_explicit(&d->parent_stamp, stamp, memory_order_relaxed);
+	/* release: a reader (acquire) of p sees it initialised (its ino) */
+	atomic_store_explicit(&d->parent, p, memory_order_release);
+	return old;
+}
+
+void dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent)
+{
+	udc_spin_lock(&child->lock);
+	struct udc_dir *old = parent_store_locked(child, parent, parent ? epoch_of(parent) : 0);
+	udc_spin_unlock(&child->lock);
+	if (old)
+		dir_put(c, old);
+}
+
+void dir_learn(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent,
+	       uint64_t cookie)
+{
+	/* relaxed: returned with ".." answers, which are checked by stamp */
 	atomic_store_explicit(&child->cookie, cookie, memory_order_relaxed);
-	atomic_store_explicit(&child->parent, parent, memory_order_relaxed);
+	dir_parent_set(c, child, parent);
+}
+
+void dir_parent_forget_if(struct udc_cache *c, struct udc_dir *child, udc_ino ino)
+{
+	struct udc_dir *old = NULL;
+
+	udc_spin_lock(&child->lock);
+	/* relaxed: under child->lock, which every writer holds */
+	struct udc_dir *p = atomic_load_explicit(&child->parent, memory_order_relaxed);
+	if (p && p->ino == ino)
+		old = parent_store_locked(child, NULL, 0);
+	udc_spin_unlock(&child->lock);
+	if (old)
+		dir_put(c, old);
+}
+
+void dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap)
+{
+	udc_spin_lock(&d->lock);
+	/* relaxed: under d->lock, as dir_parent_learn's re-read */
+	snap->seq = atomic_load_explicit(&d->parent_seq, memory_order_relaxed);
+	udc_spin_unlock(&d->lock);
+	/* acquire: pairs with dir_bump_gen's release (as lookups) */
+	snap->gen = atomic_load_explicit(&d->gen, memory_order_acquire);
+	/* seq_cst: see Ordering, ".." */
+	snap->moves = atomic_load(&c->dotdot_moves);
+}
+
+bool dir_parent_learn(struct udc_cache *c, struct udc_dir *d, struct udc_dir *parent,
+		      const struct dotdot_snap *snap)
+{
+	bool same;
+
+	udc_spin_lock(&d->lock);
+	uint64_t stamp = epoch_of(parent);   /* before dotdot_moves: see Ordering, ".." */
+	/* relaxed (seq) under d->lock; acquire (gen) as in snap; seq_cst
+	 * (moves): after the epoch read (Ordering, "..") */
+	same = atomic_load_explicit(&d->parent_seq, memory_order_relaxed) == snap->seq &&
+	       atomic_load_explicit(&d->gen, memory_order_acquire) == snap->gen &&
+	       atomic_load(&c->dotdot_moves) == snap->moves;
+	struct udc_dir *old = same ? parent_store_locked(d, parent, stamp) : NULL;
+	udc_spin_unlock(&d->lock);
+	if (old)
+		dir_put(c, old);
+	return same;
+}
+
+udc_ino dir_parent_rcu(struct udc_cache *c, struct udc_dir *d, uint64_t *cookie)
+{
+	(void)c;
+	/* acquire: pairs with parent_store_locked's release (pd's fields) */
+	struct udc_dir *pd = atomic_load_explicit(&d->parent, memory_order_acquire);
+	/* relaxed, both: a pair that was never written together has a stamp
+	 * of another object or change, which no epoch equals */
+	uint64_t stamp = atomic_load_explicit(&d->parent_stamp, memory_order_relaxed);
+
+	if (!pd || atomic_load_explicit(&pd->epoch, memory_order_relaxed) != stamp)
+		return UDC_INO_NONE;
+	*cookie = atomic_load_explicit(&pd->cookie, memory_order_relaxed);
+	return pd->ino;
+}
+
+void dir_children_moved(struct udc_cache *c, struct udc_dir *d)
+{
+	/* seq_cst, both, in this order: see Ordering, ".." */
+	atomic_fetch_add(&c->dotdot_moves, 1);
+	atomic_store(&d->epoch, epoch_next(c));
 }
 
 void dir_bump_gen(struct udc_dir *d)
@@ -205,6 +372,11 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 	cds_lfht_del(c->dirs, &d->node);   /* -ENOENT if a pinner helped */
 	rcu_read_unlock();
 	atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
+	/* d's reference on its parent goes with it (readers under RCU may
+	 * still follow the pointer: the parent is freed after a grace period) */
+	struct udc_dir *p = atomic_exchange_explicit(&d->parent, NULL, memory_order_relaxed);
+	if (p)
+		dir_put(c, p);
 	d->cache = c;   /* children is empty and nobody reads it any more */
 	call_rcu(&d->rcu, dir_free_rcu);
 	return true;
@@ -215,8 +387,8 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
 {
 	/* seq_cst, both: see Ordering (a put to zero sees the flag or we see 0) */
-	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_IDLE);
-	if (atomic_load(&d->refs) == 0 && !(atomic_fetch_or(&d->flags, DIR_IDLE) & DIR_IDLE))
+	atomic_fetch_and(&d->state, ~(uint64_t)DIR_IDLE);
+	if (atomic_load(&d->refs) == 0 && !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
 		cds_list_add_tail(&d->idle, &c->dirs_idle);
 }
 
@@ -224,8 +396,9 @@ static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
 static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
 {
 	/* relaxed, both: a policy hint; an answer lost to a race costs a call */
-	bool kept = atomic_load_explicit(&d->parent, memory_order_relaxed) != UDC_INO_NONE ||
-		    (atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE);
+	bool kept = atomic_load_explicit(&d->parent, memory_order_relaxed) != NULL ||
+		    (atomic_load_explicit(&d->state, memory_order_relaxed) &
+		     (DIR_COMPLETE | DIR_FILLING));
 
 	if ((!kept || pressure) && dir_kill(c, d))
 		return;

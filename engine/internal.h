@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -72,10 +73,14 @@
 #define NEG_INLINE_MAX 64         /* negative entry <= 96 bytes */
 #define POS_INLINE_MAX 64         /* positive entry <= 128 bytes */
 
-enum dir_flags {
+/* d->state: flags in the low bits, the drop count above them. */
+enum dir_state {
 	DIR_COMPLETE = 1u << 0,   /* the embedder told every name: misses are negative */
 	DIR_IDLE = 1u << 1,       /* queued for the reaper (engine/dir.c), or on its list */
+	DIR_FILLING = 1u << 2,    /* a fill began (udc_dir_fill_begin): kept by the reaper */
 };
+#define DIR_STATE_FLAGS ((uint64_t)7)
+#define DIR_DROP_ONE ((uint64_t)8)   /* one name lost while it exists (dir_drop_note) */
 
 /*
  * struct udc_dir - one directory.
@@ -93,20 +98,25 @@ struct udc_dir {
 	/* --- read by lookups --- */
 	udc_ino ino;                      /* immutable */
 	_Atomic uint32_t gen;             /* bumped by invalidate_dir/rmdir (release) */
-	_Atomic uint32_t flags;           /* DIR_*; set/cleared with atomic or/and */
-	_Atomic udc_ino parent;           /* for ".."; UDC_INO_NONE = unknown */
+	_Atomic uint32_t parent_seq;      /* bumped by every change of parent (under lock) */
+	struct udc_dir *_Atomic parent;   /* for ".."; NULL = unknown (held: a reference) */
 	_Atomic uint64_t cookie;          /* the cookie of the entry naming this dir */
 	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it */
+	_Atomic uint64_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
+	_Atomic uint64_t parent_stamp;    /* the parent's epoch when parent was learnt */
 
 	/* --- writers --- */
-	udc_spin_t lock UDC_ALIGNED;      /* protects children */
+	udc_spin_t lock UDC_ALIGNED;      /* protects children; serialises parent writers */
+	_Atomic int32_t nr_positive;      /* entries in the table, any generation (2^31
+	                                   * positives in one directory would be > 200 GB) */
 	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
 	union {
 		struct cds_list_head children;  /* live: positive entries (protected by lock) */
 		struct udc_cache *cache;        /* dead: for the RCU callback that frees it */
 	};
-	_Atomic int64_t nr_positive;      /* entries in the table, any generation */
 	_Atomic uint64_t neg_now;         /* (gen << 32) | negatives of that gen (shrink/admit.c) */
+	_Atomic uint64_t epoch;           /* unique per object and change: a child's ".." is
+	                                   * usable while its parent_stamp equals it */
 	union {
 		struct udc_dir *queued_next;    /* idle, on cache->dirs_queued */
 		struct cds_list_head idle;      /* idle, on cache->dirs_idle (shrink_lock) */
@@ -116,6 +126,7 @@ struct udc_dir {
 };
 
 _Static_assert(sizeof(struct udc_dir) <= 2 * UDC_CACHELINE, "a directory is two lines");
+_Static_assert(offsetof(struct udc_dir, lock) == UDC_CACHELINE, "lookups read the first line only");
 
 enum entry_kind {
 	ENT_NEGATIVE = 0,
@@ -165,6 +176,7 @@ struct inflight {
 	const char *name;
 	size_t len;
 	uint32_t gen;                     /* dir gen read before the backend call */
+	pthread_t owner;                  /* the thread calling the backend */
 	bool stale;                       /* a mutation of the name ran meanwhile */
 	bool done;
 	int waiters;                      /* threads waiting for the answer */
@@ -205,6 +217,9 @@ struct udc_cache {
 	_Atomic size_t bytes UDC_ALIGNED; /* accounted bytes held now */
 	_Atomic size_t limit;             /* bytes_limit */
 	_Atomic int64_t nr_dirs;
+	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
+	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
+	                                   * could not name (engine/dir.c, Ordering) */
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
 	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
 	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set under */
@@ -356,7 +371,59 @@ bool dir_reap(struct udc_cache *c, size_t budget, bool pressure);
 bool dir_reap_due(struct udc_cache *c);   /* idle dirs are waiting (a hint) */
 void dir_reap_init(struct udc_cache *c);
 void dir_bump_gen(struct udc_dir *d);
-void dir_learn(struct udc_dir *child, udc_ino parent, uint64_t cookie);
+
+/*
+ * The complete flag and the fill protocol (engine/dir.c).  d->state counts
+ * the names d lost while they still existed (evicted, invalidated, answers
+ * not cached, the directory forgotten): a fill token records the count, and
+ * completing fails if it moved, so a directory is never complete with one
+ * of its names missing.  Every such loss calls dir_drop_note() first, then
+ * unpublishes (or does not cache) the name.
+ */
+void dir_drop_note(struct udc_dir *d);
+/* Under rcu_read_lock, after a lookup that found no current entry of d. */
+static inline bool dir_complete_rcu(struct udc_dir *d)
+{
+	/* acquire: the table loads before it saw a drop's unpublish; pairs with
+	 * the seq_cst RMW of dir_drop_note(), made before that unpublish */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE;
+}
+/* Not complete (a caller's snapshot, for its own decisions). */
+static inline bool dir_is_complete(struct udc_dir *d)
+{
+	/* relaxed: a hint (whether to store a negative); never an answer */
+	return atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE;
+}
+void dir_fill_begin(struct udc_dir *d, struct udc_fill *fill);
+int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill);   /* 0 or -ESTALE */
+
+/*
+ * "..": d->parent, valid while d->parent_stamp equals the parent object's
+ * epoch (engine/dir.c).  Every writer holds d->lock and bumps parent_seq.
+ */
+/* child's parent is now @parent (pinned), or unknown (NULL). */
+void dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent);
+/* child (a directory named by an entry of @parent, with @cookie) learnt. */
+void dir_learn(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent,
+	       uint64_t cookie);
+/* child's parent is unknown if it was @ino. */
+void dir_parent_forget_if(struct udc_cache *c, struct udc_dir *child, udc_ino ino);
+/* What resolve_dotdot snapshots before it asks the backend. */
+struct dotdot_snap {
+	uint32_t gen, seq;
+	uint64_t moves;
+};
+void dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap);
+/* Record @parent (pinned) as d's if nothing changed since @snap: true if so. */
+bool dir_parent_learn(struct udc_cache *c, struct udc_dir *d, struct udc_dir *parent,
+		      const struct dotdot_snap *snap);
+/* The ".." answer of d, under rcu_read_lock: the parent's ino, or
+ * UDC_INO_NONE (unknown, or no longer trusted); *cookie its cookie. */
+udc_ino dir_parent_rcu(struct udc_cache *c, struct udc_dir *d, uint64_t *cookie);
+/* A directory left d (or was replaced in it) and the cache cannot tell
+ * which: every child's ".." through d becomes unusable. */
+void dir_children_moved(struct udc_cache *c, struct udc_dir *d);
 void dir_free_all(struct udc_cache *c);
 
 /* ---- engine/lookup.c: the hit path ---- */

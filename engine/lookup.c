@@ -85,12 +85,11 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
 	if (parent == UDC_INO_NONE) {
 		struct udc_dir *d = dir_find_rcu(c, dir);
 		if (d)
-			parent = atomic_load_explicit(&d->parent, memory_order_relaxed);
-	}
-	if (parent != UDC_INO_NONE) {
-		struct udc_dir *pd = dir_find_rcu(c, parent);
-		if (pd)
-			cookie = atomic_load_explicit(&pd->cookie, memory_order_relaxed);
+			parent = dir_parent_rcu(c, d, &cookie);
+	} else {
+		struct udc_dir *rd = dir_find_rcu(c, parent);
+		if (rd)   /* relaxed: an advisory word, as any cookie */
+			cookie = atomic_load_explicit(&rd->cookie, memory_order_relaxed);
 	}
 	rcu_read_unlock();
 
@@ -126,7 +125,7 @@ int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, 
 	} else {
 		/* The miss path: a complete directory answers negative. */
 		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
-		if (d && (atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE))
+		if (d && dir_complete_rcu(d))
 			r = UDC_NEGATIVE;
 	}
 	rcu_read_unlock();

@@ -176,6 +176,23 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 	return found;
 }
 
+/* Is k known not to exist (a current negative, or a miss in a complete
+ * directory d), with the stripe locked? */
+static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
+			       struct udc_dir *d)
+{
+	bool absent;
+
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, hash, k);
+	if (e && e->gen == atomic_load_explicit(&d->gen, memory_order_acquire))
+		absent = e->kind == ENT_NEGATIVE;
+	else
+		absent = dir_complete_rcu(d);
+	rcu_read_unlock();
+	return absent;
+}
+
 /* One name being changed: its key, hash, stripe and directory (pinned
  * from name_op_init to name_op_done). */
 struct name_op {
@@ -263,9 +280,8 @@ static void dir_forget(struct udc_cache *c, udc_ino ino, int why)
 	/* the entries left behind: garbage to sweep */
 	int64_t garbage = sweep_stale_note(c, d);
 	UDC_PROBE(invalidate, why, ino, garbage);
-	/* seq_cst RMW: cleared before the release bump below (see Ordering) */
-	atomic_fetch_and(&d->flags, ~(uint32_t)DIR_COMPLETE);
-	atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
+	dir_drop_note(d);   /* before the release bump below (see Ordering) */
+	dir_parent_set(c, d, NULL);
 	dir_bump_gen(d);
 	dir_put(c, d);
 }
@@ -278,8 +294,9 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 	struct udc_dir *d = dir_get(c, dir);
 	struct udc_dir *pd = d ? dir_get(c, attr->ino) : NULL;
 	if (pd) {
+		/* relaxed: returned with ".." answers, which are checked by stamp */
 		atomic_store_explicit(&pd->cookie, attr->cookie, memory_order_relaxed);
-		atomic_store_explicit(&d->parent, attr->ino, memory_order_relaxed);
+		dir_parent_set(c, d, pd);
 		dir_put(c, pd);
 	}
 	if (d)
@@ -312,8 +329,10 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 		inflight_mark_stale_locked(op.s, op.hash, &op.k);
 		op_publish_locked(c, &op, e);
 		if (child)
-			dir_learn(child, dir, attr->cookie);
+			dir_learn(c, child, op.d, attr->cookie);
 		pthread_mutex_unlock(&op.s->lock);
+	} else {
+		dir_drop_note(op.d);   /* a fill that told this name fails */
 	}
 	if (child)
 		dir_put(c, child);
@@ -331,7 +350,7 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 
 	if (r)
 		return r;
-	bool complete = atomic_load_explicit(&op.d->flags, memory_order_relaxed) & DIR_COMPLETE;
+	bool complete = dir_is_complete(op.d);
 	uint8_t tag = client_tag(client);
 	bool keep = !complete && admit_negative(op.d) && admit_client(c, tag);
 	struct udc_entry *e = keep ? neg_alloc(c, &op, tag) : NULL;
@@ -406,12 +425,8 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	op_unlink_locked(c, &op, neg, &was);
 	if (was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR) {
 		struct udc_dir *child = dir_find(c, was.ino);
-		udc_ino expected = dir;
-		/* relaxed: the parent is advisory for "..", no other data hangs on it */
 		if (child) {
-			atomic_compare_exchange_strong_explicit(&child->parent, &expected,
-								UDC_INO_NONE, memory_order_relaxed,
-								memory_order_relaxed);
+			dir_parent_forget_if(c, child, dir);
 			dir_put(c, child);
 		}
 	}
@@ -432,16 +447,22 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 		thread_enter();
 		struct udc_dir *d = dir_find(c, dir);
 		if (d) {
-			atomic_store_explicit(&d->parent, UDC_INO_NONE, memory_order_relaxed);
+			dir_parent_set(c, d, NULL);
 			dir_put(c, d);
 		}
 		return 0;
 	}
-	r = name_op_init(&op, c, dir, name, len);
-	if (r)
-		return r;
-	/* seq_cst RMW: no longer complete before the name goes (see Ordering) */
-	atomic_fetch_and(&op.d->flags, ~(uint32_t)DIR_COMPLETE);
+	/* No object for dir: nothing cached in it and nothing in flight (calls
+	 * in flight pin theirs), so there is nothing to forget, and no
+	 * allocation that could fail. */
+	thread_enter();
+	op.d = dir_find(c, dir);
+	if (!op.d)
+		return 0;
+	op.k = (struct name_key){ .dir = dir, .name = name, .len = len };
+	op.hash = hash_name(&c->key, dir, name, len);
+	op.s = stripe_of(c, op.hash);
+	dir_drop_note(op.d);   /* no longer complete before the name goes (Ordering) */
 	pthread_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
 	size_t dropped = entry_drop_locked(c, op.hash, &op.k);
@@ -461,18 +482,32 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir)
 	return 0;
 }
 
-int udc_dir_complete(udc_cache *c, udc_ino dir)
+int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
 {
-	if (!c || dir == UDC_INO_NONE)
+	if (!c || dir == UDC_INO_NONE || !fill)
 		return -EINVAL;
 	thread_enter();
 	struct udc_dir *d = dir_get(c, dir);
 	if (!d)
 		return -ENOMEM;
-	/* relaxed: a flag, ordered for lookups only by their own loads */
-	atomic_fetch_or_explicit(&d->flags, DIR_COMPLETE, memory_order_relaxed);
+	dir_fill_begin(d, fill);
 	dir_put(c, d);
 	return 0;
+}
+
+int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
+{
+	if (!c || dir == UDC_INO_NONE || !fill || fill->opaque[0] != dir)
+		return -EINVAL;
+	thread_enter();
+	/* No object: the one the fill began on was freed, and with it the
+	 * count of names lost since. */
+	struct udc_dir *d = dir_find(c, dir);
+	if (!d)
+		return -ESTALE;
+	int r = dir_fill_complete(d, fill);
+	dir_put(c, d);
+	return r;
 }
 
 int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
@@ -492,6 +527,8 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	pthread_mutex_unlock(&op.s->lock);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
+	if (dir == UDC_INO_NONE)   /* whichever it was, its ".." is not trusted */
+		dir_children_moved(c, op.d);
 	dir_forget(c, dir, UDC_PROBE_INVAL_RMDIR);
 	ck_sequence_write_end(&c->rename_seq);
 	pthread_mutex_unlock(&c->rename_lock);
@@ -576,11 +613,22 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	uint32_t ngen = atomic_load_explicit(&n.d->gen, memory_order_acquire);
 	bool known = cached_attr_locked(c, o.hash, &o.k, &was) &&
 		     (moved == UDC_INO_NONE || moved == was.ino);
-	if (!cached_attr_locked(c, n.hash, &n.k, &target))
+	bool target_absent = false;
+	if (!cached_attr_locked(c, n.hash, &n.k, &target)) {
 		target.ino = UDC_INO_NONE;
+		target_absent = name_absent_locked(c, n.hash, &n.k, n.d);
+	}
 
 	struct udc_attr unlinked;
 	op_unlink_locked(c, &o, neg, &unlinked);
+	if (!known && unlinked.ino != UDC_INO_NONE && unlinked.type == UDC_TYPE_DIR) {
+		/* the cached directory is not what moved: it left odir anyway */
+		struct udc_dir *gone = dir_find(c, unlinked.ino);
+		if (gone) {
+			dir_parent_forget_if(c, gone, odir);
+			dir_put(c, gone);
+		}
+	}
 	inflight_mark_stale_locked(n.s, n.hash, &n.k);
 	if (known) {
 		struct udc_pos *p = entry_pos(pos);
@@ -594,17 +642,24 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 			moved_dir = dir_find(c, was.ino);
 	} else {
 		/* The new name exists but its attr is unknown: no longer complete. */
-		atomic_fetch_and(&n.d->flags, ~(uint32_t)DIR_COMPLETE);
+		dir_drop_note(n.d);
 		entry_drop_locked(c, n.hash, &n.k);
 	}
 	udc_ino moved_ino = known ? was.ino : moved;
-	if (moved_dir) {
-		atomic_store_explicit(&moved_dir->parent, ndir, memory_order_relaxed);
-		dir_put(c, moved_dir);
-	}
-	/* A directory replaced at the target is gone. */
+	/* A directory replaced at the target is gone; if the target was not
+	 * cached (and is not known absent), it may have been one, and its ".."
+	 * to ndir must not be trusted.  (Before the moved one learns ndir.) */
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
 		dir_forget(c, target.ino, UDC_PROBE_INVAL_RENAMED_OVER);
+	else if (target.ino == UDC_INO_NONE && !target_absent)
+		dir_children_moved(c, n.d);
+	if (moved_dir) {
+		dir_parent_set(c, moved_dir, n.d);
+		dir_put(c, moved_dir);
+	} else if (moved_ino == UDC_INO_NONE) {
+		/* A directory may have left odir unseen: no ".." to odir is trusted. */
+		dir_children_moved(c, o.d);
+	}
 
 	stripes_unlock(o.s, n.s);
 	ck_sequence_write_end(&c->rename_seq);

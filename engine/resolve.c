@@ -44,28 +44,42 @@ static int answer_of(int lookup_result)
 	return lookup_result == UDC_POSITIVE ? 0 : -ENOENT;
 }
 
-/* ".." with the parent unknown: ask the backend and record the answer. */
+/* What the backend said, checked: 0 with a valid attr, -ENOENT, another
+ * errno (-1..-4095), or -EIO for anything else (a contract broken). */
+static int backend_checked(int r, const struct udc_attr *attr)
+{
+	if (r == 0)
+		return attr_valid(attr) ? 0 : -EIO;
+	return r < 0 && r >= -4095 ? r : -EIO;
+}
+
+/* ".." with the parent unknown: ask the backend and record the answer,
+ * unless d's parent changed meanwhile (a rename, a remove) or a directory
+ * moved unseen: then the answer is returned but not cached. */
 static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_call *call,
 			  struct udc_attr *out)
 {
-	struct udc_attr attr;
+	struct udc_attr attr = { 0 };
+	struct dotdot_snap snap;
 	struct udc_dir *d = dir_get(c, dir);
 
 	if (!d)
 		return -ENOMEM;
-	uint32_t gen = atomic_load_explicit(&d->gen, memory_order_acquire);
+	dir_parent_snap(c, d, &snap);
 	stat_add(thread_stats(c), backend_calls, 1);
 	UDC_PROBE(backend_call, dir, "..", (size_t)2);
-	int r = c->backend->lookup(call ? call->ctx : NULL, dir, "..", 2, &attr);
-	if (r > 0 || (r == 0 && (!attr_valid(&attr) || attr.type != UDC_TYPE_DIR)))
+	int r = backend_checked(c->backend->lookup(call ? call->ctx : NULL, dir, "..", 2, &attr),
+				&attr);
+	if (r == 0 && attr.type != UDC_TYPE_DIR)
 		r = -EIO;
 	UDC_PROBE(backend_return, dir, r, r ? UDC_INO_NONE : attr.ino);
 	struct udc_dir *pd = r ? NULL : dir_get(c, attr.ino);
 	if (pd) {
-		if (gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
+		if (dir_parent_learn(c, d, pd, &snap))
+			/* relaxed: returned with ".." answers, which are checked by stamp */
 			atomic_store_explicit(&pd->cookie, attr.cookie, memory_order_relaxed);
-			atomic_store_explicit(&d->parent, attr.ino, memory_order_relaxed);
-		}
+		else
+			stat_add(thread_stats(c), stale_answers, 1);
 		dir_put(c, pd);
 	}
 	dir_put(c, d);
@@ -74,9 +88,29 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	return r;
 }
 
-/* Wait for ph's owner, with s->lock held; returns ph's answer. */
+/* Our own waits are not cancellation points: a waiter or an owner
+ * cancelled in pthread_cond_wait would leave the placeholder's count (and
+ * the stripe's mutex) behind. */
+static int cancel_off(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static void cancel_restore(int old)
+{
+	pthread_setcancelstate(old, NULL);
+}
+
+/* Wait for ph's owner, with s->lock held; returns ph's answer
+ * (INFLIGHT_ABANDONED: its owner never finished). */
+#define INFLIGHT_ABANDONED 1
 static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct udc_attr *out)
 {
+	int cs = cancel_off();
+
 	ph->waiters++;
 	while (!ph->done)
 		pthread_cond_wait(&s->cond, &s->lock);
@@ -85,6 +119,113 @@ static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct ud
 		*out = ph->attr;
 	if (--ph->waiters == 0)
 		pthread_cond_broadcast(&s->cond);   /* the owner waits for the last one */
+	cancel_restore(cs);
+	return r;
+}
+
+/* The owner's end of ph, with s->lock held: off the list, the answer
+ * given, and every waiter gone (ph may be on the owner's stack). */
+static void inflight_finish_locked(struct stripe *s, struct inflight *ph, int r,
+				   const struct udc_attr *attr)
+{
+	cds_list_del(&ph->link);
+	ph->result = r;
+	ph->attr = *attr;
+	ph->done = true;
+	if (ph->waiters) {
+		int cs = cancel_off();
+		pthread_cond_broadcast(&s->cond);
+		while (ph->waiters)
+			pthread_cond_wait(&s->cond, &s->lock);
+		cancel_restore(cs);
+	}
+}
+
+/* The owner's thread exits or is cancelled inside the backend: the
+ * placeholder goes, its waiters resolve again themselves. */
+struct owner_exit {
+	struct udc_cache *c;
+	struct stripe *s;
+	struct inflight *ph;
+	struct udc_dir *d;
+};
+
+static void inflight_abandon(void *arg)
+{
+	struct owner_exit *oe = arg;
+	const struct udc_attr none = { 0 };
+
+	cancel_off();   /* the thread is going: its state needs no restoring */
+	pthread_mutex_lock(&oe->s->lock);
+	inflight_finish_locked(oe->s, oe->ph, INFLIGHT_ABANDONED, &none);
+	pthread_mutex_unlock(&oe->s->lock);
+	dir_put(oe->c, oe->d);
+}
+
+/* Ask the backend for k as ph's owner; a thread that exits or is
+ * cancelled in it leaves nothing behind (inflight_abandon). */
+static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const struct name_key *k,
+			  const struct udc_call *call, struct udc_attr *attr)
+{
+	int r;
+
+	stat_add(thread_stats(c), backend_calls, 1);
+	UDC_PROBE(backend_call, k->dir, k->name, k->len);
+	pthread_cleanup_push(inflight_abandon, oe);
+	r = c->backend->lookup(call ? call->ctx : NULL, k->dir, k->name, k->len, attr);
+	pthread_cleanup_pop(0);
+	r = backend_checked(r, attr);   /* a contract broken: report, cache nothing */
+	UDC_PROBE(backend_return, k->dir, r, r ? UDC_INO_NONE : attr->ino);
+	return r;
+}
+
+/* The entry caching the backend's answer @r (attr), allocated before the
+ * stripe is taken; NULL if none is to be cached (or no memory). */
+static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
+				      const struct name_key *k, uint64_t hash, int r,
+				      const struct udc_attr *attr, const struct udc_call *call)
+{
+	struct udc_entry *fresh = NULL;
+
+	if (r == 0) {
+		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash);
+		if (fresh) {
+			struct udc_pos *p = entry_pos(fresh);
+			p->ino = attr->ino;
+			p->e.type = attr->type & 0x3f;
+			p->cookie = attr->cookie;
+		}
+	} else if (r == -ENOENT && !dir_is_complete(d)) {
+		uint8_t tag = client_tag(call ? call->client : 0);
+		if (admit_negative(d) && admit_client(c, tag)) {
+			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash);
+			if (fresh)
+				fresh->type = tag & 0x3f;
+		} else {
+			stat_add(thread_stats(c), declined, 1);
+			UDC_PROBE(decline, k->dir, call ? call->client : 0);
+		}
+	}
+	if (fresh)
+		fresh->dir = d;
+	return fresh;
+}
+
+/* A current entry for k, copied out under s->lock: 0, -ENOENT, or 1 (none). */
+static int cached_answer_locked(struct udc_cache *c, struct udc_dir *d, uint64_t hash,
+				const struct name_key *k, struct udc_attr *out)
+{
+	int r = 1;
+
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, hash, k);
+	/* acquire: pairs with dir_bump_gen (as lookups) */
+	if (e && e->gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
+		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
+		if (r == 0 && out)
+			*out = pos_attr((const struct udc_pos *)e);
+	}
+	rcu_read_unlock();
 	return r;
 }
 
@@ -100,82 +241,49 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		return -ENOMEM;
 
 	pthread_mutex_lock(&s->lock);
-	/* An answer may have landed since the lockless lookup. */
-	rcu_read_lock();
-	struct udc_entry *e = entry_find_rcu(c, hash, &k);
-	if (e && e->gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
-		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
-		if (r == 0 && out) {
-			const struct udc_pos *p = (const struct udc_pos *)e;
-			*out = pos_attr(p);
+	for (;;) {
+		/* An answer may have landed since the lockless lookup. */
+		r = cached_answer_locked(c, d, hash, &k, out);
+		if (r <= 0)
+			goto unlock;
+		/*
+		 * Join a call in flight, unless a mutation made it stale: a
+		 * resolve that starts after a mutation must not get the answer
+		 * from before it.
+		 */
+		struct inflight *other = inflight_find_locked(s, hash, &k);
+		if (other && (other->stale ||
+			      other->gen != atomic_load_explicit(&d->gen, memory_order_acquire)))
+			other = NULL;
+		if (!other)
+			break;
+		if (pthread_equal(other->owner, pthread_self())) {
+			r = -EDEADLK;   /* the backend resolving this name asked for it */
+			goto unlock;
 		}
-		rcu_read_unlock();
-		pthread_mutex_unlock(&s->lock);
-		dir_put(c, d);
-		return r;
-	}
-	rcu_read_unlock();
-	/*
-	 * Join a call in flight, unless a mutation made it stale: a resolve
-	 * that starts after a mutation must not get the answer from before it.
-	 */
-	struct inflight *other = inflight_find_locked(s, hash, &k);
-	if (other && (other->stale ||
-		      other->gen != atomic_load_explicit(&d->gen, memory_order_acquire)))
-		other = NULL;
-	if (other) {
 		r = inflight_wait_locked(s, other, out);
-		pthread_mutex_unlock(&s->lock);
-		dir_put(c, d);
-		return r;
+		if (r != INFLIGHT_ABANDONED)
+			goto unlock;
 	}
 	struct inflight ph = {
 		.hash = hash, .dir = dir, .name = name, .len = len,
 		.gen = atomic_load_explicit(&d->gen, memory_order_acquire),
+		.owner = pthread_self(),
 	};
 	cds_list_add(&ph.link, &s->inflight);
 	pthread_mutex_unlock(&s->lock);
 
-	stat_add(thread_stats(c), backend_calls, 1);
+	struct owner_exit oe = { .c = c, .s = s, .ph = &ph, .d = d };
 	struct udc_attr attr = { 0 };
-	UDC_PROBE(backend_call, dir, name, len);
-	r = c->backend->lookup(call ? call->ctx : NULL, dir, name, len, &attr);
-	if (r > 0 || (r == 0 && !attr_valid(&attr)))
-		r = -EIO;   /* the backend broke its contract: report, cache nothing */
-	UDC_PROBE(backend_return, dir, r, r ? UDC_INO_NONE : attr.ino);
+	r = backend_lookup(c, &oe, &k, call, &attr);
 
 	/* Allocate what caching the answer needs before taking the lock. */
-	struct udc_entry *fresh = NULL;
-	struct udc_dir *child = NULL;
-	if (r == 0) {
-		fresh = entry_alloc(c, ENT_POSITIVE, name, len, hash);
-		if (fresh) {
-			struct udc_pos *p = entry_pos(fresh);
-			p->ino = attr.ino;
-			p->e.type = attr.type & 0x3f;
-			p->cookie = attr.cookie;
-		}
-		if (attr.type == UDC_TYPE_DIR)
-			child = dir_get(c, attr.ino);
-	} else if (r == -ENOENT &&
-		   !(atomic_load_explicit(&d->flags, memory_order_relaxed) & DIR_COMPLETE)) {
-		uint8_t tag = client_tag(call ? call->client : 0);
-		if (admit_negative(d) && admit_client(c, tag)) {
-			fresh = entry_alloc(c, ENT_NEGATIVE, name, len, hash);
-			if (fresh)
-				fresh->type = tag & 0x3f;
-		} else {
-			stat_add(thread_stats(c), declined, 1);
-			UDC_PROBE(decline, dir, call ? call->client : 0);
-		}
-	}
-	if (fresh) {
-		fresh->dir = d;
+	struct udc_entry *fresh = answer_entry(c, d, &k, hash, r, &attr, call);
+	struct udc_dir *child = r == 0 && attr.type == UDC_TYPE_DIR ? dir_get(c, attr.ino) : NULL;
+	if (fresh)
 		fresh->gen = ph.gen;
-	}
 
 	pthread_mutex_lock(&s->lock);
-	cds_list_del(&ph.link);
 	bool stale = ph.stale || ph.gen != atomic_load_explicit(&d->gen, memory_order_acquire);
 	if (stale && (r == 0 || r == -ENOENT))
 		stat_add(thread_stats(c), stale_answers, 1);
@@ -183,16 +291,11 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		entry_publish_locked(c, fresh, hash, &k);
 		fresh = NULL;
 		if (child)
-			dir_learn(child, dir, attr.cookie);
+			dir_learn(c, child, d, attr.cookie);
+	} else if (r == 0) {
+		dir_drop_note(d);   /* an existing name not cached: a fill of d fails */
 	}
-	ph.result = r;
-	ph.attr = attr;
-	ph.done = true;
-	if (ph.waiters) {
-		pthread_cond_broadcast(&s->cond);
-		while (ph.waiters)
-			pthread_cond_wait(&s->cond, &s->lock);
-	}
+	inflight_finish_locked(s, &ph, r, &attr);
 	pthread_mutex_unlock(&s->lock);
 	if (fresh)
 		entry_free_now(c, fresh);   /* never published */
@@ -202,6 +305,11 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	if (r == 0 && out)
 		*out = attr;
 	reclaim_inline(c);
+	return r;
+
+unlock:
+	pthread_mutex_unlock(&s->lock);
+	dir_put(c, d);
 	return r;
 }
 

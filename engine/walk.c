@@ -123,7 +123,11 @@ static int link_read(struct walk *w, udc_ino ino)
 	if (!t)
 		return -ENOMEM;
 	ssize_t n = c->backend->readlink(w->call ? w->call->ctx : NULL, ino, t, UDC_PATH_MAX);
-	int r = n < 0 ? (int)n : n == 0 ? -ENOENT : n > UDC_PATH_MAX ? -ENAMETOOLONG : 0;
+	/* The backend's answer is checked: an errno is -1..-4095, a target
+	 * fits the buffer and holds no NUL; anything else is -EIO. */
+	int r = n < 0 ? (n >= -4095 ? (int)n : -EIO)
+		: n == 0 ? -ENOENT
+		: n > UDC_PATH_MAX || memchr(t, '\0', (size_t)n) ? -EIO : 0;
 	if (r) {
 		free(t);
 		return r;

@@ -310,17 +310,63 @@ UDC_API int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t l
  */
 UDC_API int udc_invalidate_dir(udc_cache *c, udc_ino dir);
 
-/**
- * udc_dir_complete() - the embedder has told the cache every name in @dir.
+/*
+ * Complete directories: the fill protocol.
  *
- * The embedder has called udc_add() for each name of @dir (e.g. after a
- * readdir) and asserts the set is complete: from now on a miss in @dir is
- * answered as negative with no backend call and no negative entry stored,
- * until the cache drops any of @dir's names (reclaim, udc_invalidate) or
- * @dir is invalidated or removed.
- * Return: 0, -EINVAL (NULL cache, UDC_INO_NONE), -ENOMEM.
+ * A directory marked complete answers every name it does not hold as
+ * negative, with no backend call.  That is only right if every name of the
+ * directory is held when the flag is set and none is lost afterwards, so a
+ * fill goes in three steps:
+ *
+ *     struct udc_fill f;
+ *     udc_dir_fill_begin(c, dir, &f);        // before reading the listing
+ *     ... read the directory from the store; udc_add() each name
+ *         (or udc_resolve() each, as a READDIRPLUS handler does) ...
+ *     r = udc_dir_complete(c, dir, &f);      // 0, or -ESTALE: try again later
+ *
+ * udc_dir_complete() fails with -ESTALE if, since udc_dir_fill_begin(), the
+ * cache lost any name of @dir that still exists: an eviction (a fill at a
+ * binding memory limit evicts the directory's own names), udc_invalidate(),
+ * a resolve answer returned but not cached, a failed udc_add(), a rename
+ * into @dir whose old name was not cached or over a name the cache held
+ * nothing for (it may have replaced a directory), a rename out of @dir of
+ * a directory the cache could not identify, udc_invalidate_dir() or
+ * udc_rmdir() of @dir, or the directory object itself freed.  Once
+ * complete, the flag is cleared before any of @dir's names is lost.  So a
+ * complete directory never answers "does not exist" for a name the
+ * embedder added during the fill (or since) and has not removed.
+ *
+ * The embedder's part: the listing is read after udc_dir_fill_begin(); a
+ * name created in the store after the listing is read is told to the cache
+ * (udc_add) as any mutation is; a name removed meanwhile is udc_remove()d
+ * after the fill's own udc_add() of it (serialise the two, e.g. under the
+ * store's directory lock, or a stale positive stays cached as with any
+ * add).  A fill that keeps failing means the directory does not fit the
+ * cache's room: stop trying, misses then go to the backend as usual.
  */
-UDC_API int udc_dir_complete(udc_cache *c, udc_ino dir);
+struct udc_fill {                      /* opaque: written by udc_dir_fill_begin */
+	uint64_t opaque[3];
+};
+
+/**
+ * udc_dir_fill_begin() - start filling @dir (see "Complete directories").
+ * @fill: written; passed to udc_dir_complete() later, from any thread.
+ *
+ * Return: 0, -EINVAL (NULL cache or @fill, UDC_INO_NONE), -ENOMEM.
+ */
+UDC_API int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill);
+
+/**
+ * udc_dir_complete() - every name of @dir has been told since @fill began.
+ *
+ * From now on a miss in @dir is answered as negative with no backend call
+ * and no negative entry stored, until the cache loses any of @dir's names
+ * (reclaim, udc_invalidate) or @dir is invalidated or removed.
+ * Return: 0; -ESTALE if a name of @dir was lost since udc_dir_fill_begin()
+ * (nothing changes: fill again, or give up); -EINVAL (NULL cache or @fill,
+ * UDC_INO_NONE, or @fill begun for another directory).
+ */
+UDC_API int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill);
 
 /**
  * udc_shrink() - free about @bytes of cached entries (all if SIZE_MAX).

@@ -47,8 +47,9 @@
  * Ordering: hits is relaxed everywhere (a heuristic).  An evicted entry is
  * deleted from the table under its stripe and freed after a grace period
  * (entry_unlink_locked), so readers that found it read intact bytes.  A
- * positive's directory loses DIR_COMPLETE (seq_cst RMW) before the entry
- * goes, so no lookup answers an evicted name negative.  Promotion is
+ * positive's directory notes the drop (dir_drop_note: loses DIR_COMPLETE,
+ * fails a fill in progress) before the entry goes, so no lookup answers an
+ * evicted name negative.  Promotion is
  * entry_move's (compact.c).
  *
  * Probes (engine/probe.h): evict for each entry evicted (with its reason),
@@ -248,8 +249,8 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 	rcu_read_lock();
 	/* relaxed: written under this stripe lock, which we hold */
 	if (atomic_load_explicit(&e->published, memory_order_relaxed)) {
-		if (e->kind == ENT_POSITIVE)   /* seq_cst: see Ordering */
-			atomic_fetch_and(&e->dir->flags, ~(uint32_t)DIR_COMPLETE);
+		if (e->kind == ENT_POSITIVE)   /* before it goes: see Ordering */
+			dir_drop_note(e->dir);
 		gone = cds_lfht_del(c->names, &e->node) == 0;
 		udc_assert(gone);   /* the stripe is ours */
 	}

@@ -198,3 +198,11 @@ void tfail_assert_none(struct tfail *f)
 	pthread_mutex_unlock(&f->lock);
 	cr_assert_eq(n, 0, "%d failure(s) in worker threads; first: %s", n, first);
 }
+
+int tc_complete(udc_cache *c, udc_ino dir)
+{
+	struct udc_fill f;
+	int r = udc_dir_fill_begin(c, dir, &f);
+
+	return r ? r : udc_dir_complete(c, dir, &f);
+}

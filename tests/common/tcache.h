@@ -74,6 +74,8 @@ int tc_invalidate(udc_cache *c, udc_ino dir, const char *name);
 int tc_rename(udc_cache *c, udc_ino odir, const char *oname, udc_ino ndir, const char *nname,
 	      udc_ino moved);
 int tc_rmdir(udc_cache *c, udc_ino parent, const char *name, udc_ino dir);
+/* Mark dir complete with a fill begun now (for names already told): 0 or -errno. */
+int tc_complete(udc_cache *c, udc_ino dir);
 
 /* Store and cache together: the store gets (dir, name) = attr and the cache
  * is told with udc_add (asserted to return 0). */

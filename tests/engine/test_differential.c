@@ -438,6 +438,10 @@ static void do_complete(struct diff *d, int s)
 	int r;
 
 	set_op(d, "readdir+dir_complete(slot %d ino %llu)", s, (unsigned long long)dir);
+	struct udc_fill fill;
+	r = udc_dir_fill_begin(d->env.c, dir, &fill);
+	if (r != 0)
+		dfail(d, "udc_dir_fill_begin = %s", tc_res_str(r));
 	for (int n = 0; n < NNAMES; n++) {
 		struct udc_attr a;
 
@@ -449,7 +453,9 @@ static void do_complete(struct diff *d, int s)
 		d->key[s][n].s = R_POS;
 		d->key[s][n].a = a;
 	}
-	r = udc_dir_complete(d->env.c, dir);
+	r = udc_dir_complete(d->env.c, dir, &fill);
+	if (r == -ESTALE)
+		return;   /* a name was lost during the fill (reclaim): not complete */
 	if (r != 0)
 		dfail(d, "udc_dir_complete = %s", tc_res_str(r));
 	d->complete[s] = C_YES;

@@ -155,7 +155,13 @@ Test(inputs, null_cache)
 	cr_expect_eq(udc_rmdir(NULL, TC_ROOT, "d", 1, D_INO), -EINVAL);
 	cr_expect_eq(udc_invalidate(NULL, D_INO, "f", 1), -EINVAL);
 	cr_expect_eq(udc_invalidate_dir(NULL, D_INO), -EINVAL);
-	cr_expect_eq(udc_dir_complete(NULL, D_INO), -EINVAL);
+	struct udc_fill fill;
+	cr_expect_eq(udc_dir_fill_begin(NULL, D_INO, &fill), -EINVAL);
+	cr_expect_eq(udc_dir_fill_begin(env.c, D_INO, &fill), 0);
+	cr_expect_eq(udc_dir_complete(NULL, D_INO, &fill), -EINVAL);
+	cr_expect_eq(udc_dir_complete(env.c, D_INO, NULL), -EINVAL);
+	cr_expect_eq(udc_dir_complete(env.c, D_INO + 1, &fill), -EINVAL, "another dir's fill");
+	cr_expect_eq(udc_dir_fill_begin(env.c, D_INO, NULL), -EINVAL);
 	cr_expect_eq(udc_set_memory_limit(NULL, 1 << 20), -EINVAL);
 	cr_expect_eq(udc_shrink(NULL, SIZE_MAX), 0);
 	cr_expect_eq(udc_shrink(NULL, 4096), 0);
@@ -260,7 +266,9 @@ Test(inputs, dir_ino_none)
 	cr_expect_eq(udc_remove(env.c, UDC_INO_NONE, "f", 1), -EINVAL);
 	cr_expect_eq(udc_invalidate(env.c, UDC_INO_NONE, "f", 1), -EINVAL);
 	cr_expect_eq(udc_invalidate_dir(env.c, UDC_INO_NONE), -EINVAL);
-	cr_expect_eq(udc_dir_complete(env.c, UDC_INO_NONE), -EINVAL);
+	struct udc_fill nfill = { { 0 } };
+	cr_expect_eq(udc_dir_fill_begin(env.c, UDC_INO_NONE, &nfill), -EINVAL);
+	cr_expect_eq(udc_dir_complete(env.c, UDC_INO_NONE, &nfill), -EINVAL);
 	r = udc_rename(env.c, UDC_INO_NONE, "f", 1, D_INO, "g", 1, F_INO);
 	cr_expect_eq(r, -EINVAL, "udc_rename(odir NONE) = %s", tc_res_str(r));
 	r = udc_rename(env.c, D_INO, "f", 1, UDC_INO_NONE, "g", 1, F_INO);

@@ -484,7 +484,7 @@ Test(semantics, dir_complete)
 	int r;
 
 	add_names(D_INO, 20);
-	cr_assert_eq(udc_dir_complete(env.c, D_INO), 0);
+	cr_assert_eq(tc_complete(env.c, D_INO), 0);
 	st = tc_stats(env.c);
 	model_reset_calls(env.m);
 	expect_res(D_INO, "missing", UDC_NEGATIVE, "miss in a complete dir");
@@ -532,7 +532,7 @@ Test(semantics, dir_complete_cleared_by_invalidate_dir_and_rmdir)
 	struct udc_attr sub = tc_attr(30, UDC_TYPE_DIR, 0x30);
 
 	add_names(D_INO, 5);
-	cr_assert_eq(udc_dir_complete(env.c, D_INO), 0);
+	cr_assert_eq(tc_complete(env.c, D_INO), 0);
 	expect_res(D_INO, "missing", UDC_NEGATIVE, "complete");
 	cr_assert_eq(udc_invalidate_dir(env.c, D_INO), 0);
 	expect_res(D_INO, "missing", UDC_MISS, "after invalidate_dir");
@@ -541,14 +541,14 @@ Test(semantics, dir_complete_cleared_by_invalidate_dir_and_rmdir)
 	/* Again, cleared by rmdir. */
 	cr_assert_eq(udc_add(env.c, D_INO, "sub", 3, &sub), 0);
 	cr_assert_eq(tc_add(env.c, 30, "x", 31, UDC_TYPE_REG, 0), 0);
-	cr_assert_eq(udc_dir_complete(env.c, 30), 0);
+	cr_assert_eq(tc_complete(env.c, 30), 0);
 	expect_res(30, "y", UDC_NEGATIVE, "complete sub");
 	cr_assert_eq(tc_rmdir(env.c, D_INO, "sub", 30), 0);
 	expect_res(30, "y", UDC_MISS, "complete dir after rmdir");
 	expect_res(30, "x", UDC_MISS, "name of a removed complete dir");
 
 	/* An empty complete directory. */
-	cr_assert_eq(udc_dir_complete(env.c, 77), 0);
+	cr_assert_eq(tc_complete(env.c, 77), 0);
 	expect_res(77, "anything", UDC_NEGATIVE, "empty complete dir");
 	cr_assert_eq(tc_resolve(&env, 77, "anything", NULL), -ENOENT);
 	cr_assert_eq(model_calls(env.m), 0);
@@ -640,7 +640,7 @@ Test(semantics, resolve_without_backend)
 	cr_assert_eq(udc_add_negative(c, 2, "y", 1, 0), 0);
 	if (udc_lookup(c, 2, "y", 1, NULL) == UDC_NEGATIVE)
 		cr_assert_eq(udc_resolve(c, 2, "y", 1, NULL, &got), -ENOENT);
-	cr_assert_eq(udc_dir_complete(c, 3), 0);
+	cr_assert_eq(tc_complete(c, 3), 0);
 	cr_assert_eq(udc_resolve(c, 3, "z", 1, NULL, &got), -ENOENT,
 		     "complete dir with no backend");
 	r = udc_walk(c, TC_ROOT, "/nothing", 8, 0, NULL, &got);

@@ -392,7 +392,7 @@ Test(walk, cache_only_walk)
 	cr_assert_eq(udc_walk(c, TC_ROOT, "/a/zz", 5, 0, NULL, &got), -EAGAIN);
 	if (udc_lookup(c, 3, "no", 2, NULL) == UDC_NEGATIVE)
 		cr_assert_eq(udc_walk(c, TC_ROOT, "/a/b/no", 7, 0, NULL, &got), -ENOENT);
-	cr_assert_eq(udc_dir_complete(c, 3), 0);
+	cr_assert_eq(tc_complete(c, 3), 0);
 	cr_assert_eq(udc_walk(c, TC_ROOT, "/a/b/other", 10, 0, NULL, &got), -ENOENT);
 	udc_destroy(c);
 }

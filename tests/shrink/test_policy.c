@@ -233,7 +233,7 @@ Test(policy, a_complete_directory_stores_no_negative)
 	char nm[32];
 
 	cr_assert_eq(tc_add(c, 10, "only", 50, UDC_TYPE_REG, 0), 0);
-	cr_assert_eq(udc_dir_complete(c, 10), 0);
+	cr_assert_eq(tc_complete(c, 10), 0);
 	uint64_t before = tc_stats(c).nr_negative;
 	for (unsigned i = 0; i < 1000; i++) {
 		int len = snprintf(nm, sizeof(nm), "absent-%u", i);
@@ -262,7 +262,7 @@ Test(policy, idle_directories_go_unless_they_hold_an_answer)
 	/* root holds "sub"; 100 knows its parent; 101 is complete; 200 held
 	 * one negative, now gone; 300 was removed. */
 	cr_assert_eq(tc_add(c, TC_ROOT, "sub", 100, UDC_TYPE_DIR, 5), 0);
-	cr_assert_eq(udc_dir_complete(c, 101), 0);
+	cr_assert_eq(tc_complete(c, 101), 0);
 	cr_assert_eq(tc_add_neg(c, 200, "x"), 0);
 	cr_assert_eq(tc_invalidate(c, 200, "x"), 0);
 	cr_assert_eq(tc_add_neg(c, 300, "y"), 0);
