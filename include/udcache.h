@@ -22,6 +22,15 @@
  *  - Nothing outside the cache ever holds a reference to an entry: answers
  *    are copied into a caller's struct udc_attr.  So the cache may drop or
  *    move any entry at any time.
+ *  - fork() without exec: the child may go on using every cache the parent
+ *    had (any call, udc_shrink and udc_destroy included) provided that no
+ *    udcache call was running in another thread when fork() was called: a
+ *    call in flight may hold a lock or a read-side section that the child
+ *    can never release.  udcache's own threads need nothing from the
+ *    caller: handlers installed with pthread_atfork() by the first
+ *    udc_create() stop each cache's reclaim thread before the fork (a
+ *    fork waits for its current batch) and start one again in the parent
+ *    and in the child, and pause and remake liburcu's call_rcu thread.
  *
  * See API.md in the project's shared documents for the contract, and
  * docs/ in the source tree for the design.

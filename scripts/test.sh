@@ -16,7 +16,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:print_stacktrace=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-print_suppressions=0:suppressions=$PWD/scripts/lsan.supp}"
-# For the tsan preset: liburcu's ordering is invisible to TSan (see tsan.supp).
+# For the tsan preset: stop at the first report; tsan.supp suppresses
+# liburcu's own code only (our RCU orderings: common/rcu_tsan.h).
 if [[ -z "${TSAN_OPTIONS:-}" ]]; then
 	TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 	if [[ -f scripts/tsan.supp ]]; then
