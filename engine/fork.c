@@ -51,23 +51,27 @@ static CDS_LIST_HEAD(fork_caches);   /* live caches, by fork_link (fork_lock) */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static int fork_once_err;            /* pthread_atfork's result (written once) */
 
+/* The cache of a fork_link.  (cds_list_for_each_entry would compute
+ * container_of(&fork_caches) at the end, which UBSan rightly reports.) */
+#define cache_of(pos) caa_container_of((pos), struct udc_cache, fork_link)
+
 static void fork_prepare(void)
 {
-	struct udc_cache *c;
+	struct cds_list_head *pos;
 
 	pthread_mutex_lock(&fork_lock);
-	cds_list_for_each_entry(c, &fork_caches, fork_link)
-		reclaim_thread_stop(c);   /* joined: it holds nothing now */
+	cds_list_for_each(pos, &fork_caches)
+		reclaim_thread_stop(cache_of(pos));   /* joined: it holds nothing now */
 	call_rcu_before_fork();
 }
 
 /* Both sides: a reclaim thread again for every cache that had one. */
 static void fork_restart_threads(void)
 {
-	struct udc_cache *c;
+	struct cds_list_head *pos;
 
-	cds_list_for_each_entry(c, &fork_caches, fork_link)
-		(void)reclaim_thread_start(c);   /* on failure: reclaim inline */
+	cds_list_for_each(pos, &fork_caches)
+		(void)reclaim_thread_start(cache_of(pos));   /* on failure: reclaim inline */
 }
 
 static void fork_parent(void)
