@@ -654,7 +654,10 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	else if (target.ino == UDC_INO_NONE && !target_absent)
 		dir_children_moved(c, n.d);
 	if (moved_dir) {
-		dir_parent_set(c, moved_dir, n.d);
+		/* A directory learns ndir; an object of unknown type (@moved given,
+		 * the old name not cached) may be a file with a directory object
+		 * (a lookup in it): it has no "..", so only forget what it had. */
+		dir_parent_set(c, moved_dir, known && was.type == UDC_TYPE_DIR ? n.d : NULL);
 		dir_put(c, moved_dir);
 	} else if (moved_ino == UDC_INO_NONE) {
 		/* A directory may have left odir unseen: no ".." to odir is trusted. */
