@@ -120,7 +120,8 @@
 
 #include "include/udcache.h"
 #include "engine/hash.h" /* the hash workload only: internal, from the static library */
-#include "slab/slab.h"	 /* the alloc workload only: internal, from the static library */
+#include "slab/slab.h"
+#include "tests/diffstress/diffstress.h"  /* the diff workload */	 /* the alloc workload only: internal, from the static library */
 #include "stress/compare.h"
 #include "stress/impl.h"
 #include "stress/stress.h"
@@ -1187,6 +1188,23 @@ static int run_frag(const struct options *opt)
 }
 
 /* ---------------------------------------------------------------------- */
+/* diff: the concurrent differential stress (tests/diffstress), for long soaks */
+
+static int run_diff(const struct options *opt)
+{
+	struct diffstress_options o = diffstress_defaults;
+
+	o.threads = opt->threads;
+	o.seconds = opt->seconds;
+	o.seed = opt->seed;
+	if (opt->memory_set)   /* else diffstress's small default: eviction must race */
+		o.memory = opt->memory;
+	if (opt->no_reclaim_thread)
+		o.flags |= UDC_CFG_NO_RECLAIM_THREAD;
+	return diffstress_run(&o);
+}
+
+/* ---------------------------------------------------------------------- */
 /* The workload table */
 
 struct workload {
@@ -1217,6 +1235,8 @@ static const struct workload workloads[] = {
 	  run_invalidate },
 	{ "buildtrace", "a build's include searches: negative hits kept vs an unbounded cache",
 	  run_buildtrace },
+	{ "diff", "every answer checked against a versioned store during renames, rmdirs, fills",
+	  run_diff },
 };
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "include/udcache.h"
+#include "tests/diffstress/diffstress.h"
 
 #define ROOT ((udc_ino)1)
 #define NTOP 4
@@ -96,7 +97,11 @@ static udc_cache *cache;
 static atomic_bool stop;
 static atomic_ulong violations, checks, unchecked, fills_ok, fills_stale, ops_done;
 static uint64_t seed;
-static unsigned backend_delay_us = 20;
+static unsigned backend_delay_us;
+
+const struct diffstress_options diffstress_defaults = {
+	.threads = 8, .seconds = 5, .memory = (size_t)2 << 20, .delay_us = 20,
+};
 
 /* ------------------------------------------------------------------ */
 /* a seeded PRNG per thread (xoshiro256**) */
@@ -801,54 +806,19 @@ static void store_init(void)
 	store.ring[0] = store.cur;
 }
 
-static void usage(void)
+int diffstress_run(const struct diffstress_options *o)
 {
-	fprintf(stderr,
-		"usage: udc-diffstress [--threads N] [--seconds S] [--memory BYTES] [--seed N]\n"
-		"                      [--keep-unlinked] [--no-reclaim-thread] [--delay-us N]\n"
-		"Many threads use one cache against a versioned store; every answer must be\n"
-		"the store's at some moment of its call.  Exit 0: no violation; 1: some.\n");
-	exit(2);
-}
+	unsigned threads = o->threads;
+	double seconds = o->seconds;
+	size_t memory = o->memory;
+	uint32_t flags = o->flags;
 
-int main(int argc, char **argv)
-{
-	unsigned threads = 8;
-	double seconds = 5;
-	size_t memory = (size_t)2 << 20;
-	uint32_t flags = 0;
-
-	seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	if (getenv("UDC_TEST_SEED"))
-		seed = strtoull(getenv("UDC_TEST_SEED"), NULL, 0);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--keep-unlinked")) {
-			flags |= UDC_CFG_KEEP_UNLINKED;
-			continue;
-		}
-		if (!strcmp(a, "--no-reclaim-thread")) {
-			flags |= UDC_CFG_NO_RECLAIM_THREAD;
-			continue;
-		}
-		if (!v)
-			usage();
-		i++;
-		if (!strcmp(a, "--threads"))
-			threads = (unsigned)strtoul(v, NULL, 0);
-		else if (!strcmp(a, "--seconds"))
-			seconds = strtod(v, NULL);
-		else if (!strcmp(a, "--memory"))
-			memory = strtoull(v, NULL, 0);
-		else if (!strcmp(a, "--seed"))
-			seed = strtoull(v, NULL, 0);
-		else if (!strcmp(a, "--delay-us"))
-			backend_delay_us = (unsigned)strtoul(v, NULL, 0);
-		else
-			usage();
+	seed = o->seed;
+	backend_delay_us = o->delay_us;
+	if (threads == 0 || threads > 1024 || seconds <= 0 || memory == 0) {
+		fprintf(stderr, "udc-diffstress: bad options (threads 1..1024, seconds > 0)\n");
+		return 2;
 	}
-	if (threads == 0 || threads > 1024 || seconds <= 0)
-		usage();
 	printf("udc-diffstress: seed %" PRIu64 " (replay with --seed %" PRIu64 "), %u threads, "
 	       "%.1f s, memory %zu, flags %#x\n",
 	       seed, seed, threads, seconds, memory, flags);
@@ -910,3 +880,54 @@ int main(int argc, char **argv)
 	printf("udc-diffstress: passed\n");
 	return 0;
 }
+
+#ifndef DIFFSTRESS_NO_MAIN
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: udc-diffstress [--threads N] [--seconds S] [--memory BYTES] [--seed N]\n"
+		"                      [--keep-unlinked] [--no-reclaim-thread] [--delay-us N]\n"
+		"Many threads use one cache against a versioned store; every answer must be\n"
+		"the store's at some moment of its call.  Exit 0: no violation; 1: some.\n"
+		"The seed is also taken from UDC_TEST_SEED.  udc-stress --workload diff runs\n"
+		"the same with udc-stress's options.\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct diffstress_options o = diffstress_defaults;
+
+	if (getenv("UDC_TEST_SEED"))
+		o.seed = strtoull(getenv("UDC_TEST_SEED"), NULL, 0);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--keep-unlinked")) {
+			o.flags |= UDC_CFG_KEEP_UNLINKED;
+			continue;
+		}
+		if (!strcmp(a, "--no-reclaim-thread")) {
+			o.flags |= UDC_CFG_NO_RECLAIM_THREAD;
+			continue;
+		}
+		if (!v)
+			usage();
+		i++;
+		if (!strcmp(a, "--threads"))
+			o.threads = (unsigned)strtoul(v, NULL, 0);
+		else if (!strcmp(a, "--seconds"))
+			o.seconds = strtod(v, NULL);
+		else if (!strcmp(a, "--memory"))
+			o.memory = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--seed"))
+			o.seed = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--delay-us"))
+			o.delay_us = (unsigned)strtoul(v, NULL, 0);
+		else
+			usage();
+	}
+	if (!o.seed)
+		o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	return diffstress_run(&o);
+}
+#endif
