@@ -84,15 +84,37 @@ struct udc_attr {                      /* what a positive name maps to */
 #define UDC_POSITIVE 1                 /* the name exists; *out is filled */
 #define UDC_NEGATIVE 2                 /* the name is known not to exist */
 
-struct udc_backend {                   /* how the cache asks the store on a miss */
+/*
+ * The backend: how the cache asks the store on a miss.
+ *
+ * Everything it returns is checked; an answer that breaks the rules below
+ * (a positive return value, an errno outside -1..-4095, an attr that
+ * udc_add() would refuse, a ".." that is not a directory, a readlink
+ * length past @size or a target holding a NUL byte) is returned to the
+ * caller as -EIO and nothing is cached.
+ *
+ * What a backend may do: any udcache call, on any cache, except resolving
+ * (udc_resolve, udc_walk) the very name it was asked for in the same cache,
+ * directly or through other names: that call returns -EDEADLK (the cache
+ * detects it: the name's call in flight belongs to this thread).  Calls
+ * that only mutate or look up never wait for a backend.
+ *
+ * A thread that exits (pthread_exit) or is cancelled (pthread_cancel, at
+ * a cancellation point of the backend's own) inside the backend leaves
+ * nothing behind: its call in flight is withdrawn, and the threads that
+ * were waiting for its answer ask the backend themselves.  udcache's own
+ * waits are not cancellation points (cancellation is held off inside
+ * them and restored before the backend is called).
+ */
+struct udc_backend {
 	/* Resolve one name in directory dir. Return 0 and fill *out if it exists,
 	 * -ENOENT if it does not, another negative errno on failure (then nothing
 	 * is cached and the error is returned to the caller). May block. */
 	int (*lookup)(void *ctx, udc_ino dir, const char *name, size_t len,
 		      struct udc_attr *out);
-	/* Read a symlink's target into buf (no NUL needed); return its length or
-	 * -errno. NULL: udc_walk does not follow symlinks (returns -ELOOP on one
-	 * that must be followed). */
+	/* Read a symlink's target into buf (no NUL needed, none allowed);
+	 * return its length (1..size) or -errno. NULL: udc_walk does not follow
+	 * symlinks (returns -ELOOP on one that must be followed). */
 	ssize_t (*readlink)(void *ctx, udc_ino ino, char *buf, size_t size);
 };
 
@@ -198,8 +220,16 @@ UDC_API int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len,
  *
  * Context: any thread; may block in the backend (never while holding a lock
  * that lookups take: lookups take none).
+ * ".." is answered from the cache when the parent is known and trusted
+ * (see udc_rename), else asked of the backend as a name; that answer is
+ * cached unless the directory's parent changed during the call (a rename,
+ * a remove, udc_invalidate of ".."), or a directory moved that the cache
+ * could not identify.
+ *
  * Return: 0, -ENOENT, the name check's error (as udc_lookup), -EAGAIN on a
- * miss with no backend, or the backend's error.
+ * miss with no backend, -EDEADLK when called from the backend resolving
+ * this very name, -ENOMEM, -EIO for a backend answer that breaks its rules
+ * (see struct udc_backend), or the backend's error.
  */
 UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		const struct udc_call *call, struct udc_attr *out);
@@ -233,7 +263,8 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * that must be followed with no readlink); -ENAMETOOLONG (a component past
  * UDC_NAME_MAX, or the path, symlink targets spliced in, past UDC_PATH_MAX);
  * -EAGAIN (a miss with no backend, or renames so frequent that 256 passes
- * could not finish: never an inconsistent answer); or the backend's error.
+ * could not finish: never an inconsistent answer); -EDEADLK and -EIO as
+ * udc_resolve() (a readlink answer is checked too); or the backend's error.
  */
 UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
 	     unsigned flags, const struct udc_call *call, struct udc_attr *out);
@@ -288,6 +319,14 @@ UDC_API int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len);
  * directory that was replaced at the target is treated as removed.  Walks
  * that ran through a renamed directory are retried.  Renaming a name to
  * itself does nothing.
+ *
+ * ".." stays right without the inos, at a price: when the moved object is
+ * neither given (@moved) nor cached under @oname, it may be a directory
+ * whose ".." is @odir, so no cached ".." leading to @odir is trusted any
+ * more (each is asked of the backend again); likewise ".." leading to
+ * @ndir when the target name was not cached and not known absent (it may
+ * have been a directory, now gone).  Give @moved, and keep the target
+ * cached, to keep them.
  */
 UDC_API int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen,
 	       udc_ino ndir, const char *nname, size_t nlen, udc_ino moved);
@@ -299,7 +338,9 @@ UDC_API int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t ole
  * Drops (@parent, @name) (a negative with UDC_CFG_KEEP_UNLINKED) and forgets
  * every name cached in @dir, in O(1) however many there are: the directory's
  * generation is bumped and its old entries become garbage that reclaim
- * frees later.  Walks through @dir are retried.
+ * frees later.  Walks through @dir are retried.  With @dir UDC_INO_NONE and
+ * no cached entry to take it from, the removed directory's names are not
+ * found (give the ino) and no ".." leading to @parent is trusted any more.
  */
 UDC_API int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len,
 	      udc_ino dir);
@@ -307,7 +348,8 @@ UDC_API int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len
 /**
  * udc_invalidate() - forget what is cached for @name in @dir (positive or
  * negative).  ".." forgets the parent of @dir.  A complete directory is no
- * longer complete.
+ * longer complete.  Never allocates, so it never fails with -ENOMEM: the
+ * embedder's way back to a correct cache when another call failed.
  */
 UDC_API int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len);
 
