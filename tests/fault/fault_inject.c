@@ -23,10 +23,12 @@
  * in one directory make the name table grow, then a small limit and 3000
  * positives make reclaim evict and throttle, and udc_shrink shrinks the
  * tables.  A dry run records each step's result, its allocations, and the
- * answers afterwards of the script's special names.  Then, for each step i
- * and each k up to its allocations, a fresh cache replays steps 0..i-1,
- * the answers of every name the script uses are taken, the k-th
- * allocation of step i fails, and:
+ * answers afterwards of the script's special names, and each allocation's
+ * stack.  Then, for each step i and each of its allocations k whose
+ * (public call, stack) no earlier step had (the fills repeat a few sites
+ * thousands of times; replaying the script for each would take minutes),
+ * a fresh cache replays steps 0..i-1, the answers of every name the
+ * script uses are taken, the k-th allocation of step i fails, and:
  *   - the process is still there (liburcu aborted here before);
  *   - the step returned -ENOMEM and every name answers exactly as before,
  *     or it returned what the dry run did (it degraded: a table growth
