@@ -227,6 +227,21 @@ static uint64_t epoch_of(struct udc_dir *d)
 	return atomic_load(&d->epoch);
 }
 
+/* Would recording p as d's parent close a loop of references (d is an
+ * ancestor of p: a backend's or embedder's mistake, or a chain past any
+ * path)?  Then nothing is recorded, or the objects could never be freed. */
+static bool parent_loops(const struct udc_dir *d, struct udc_dir *p)
+{
+	unsigned depth = 0;
+
+	rcu_read_lock();   /* an ancestor dropped meanwhile is freed after a grace period */
+	while (p && p != d && depth++ < UDC_PATH_MAX / 2)
+		/* acquire: pairs with parent_store_locked's release */
+		p = atomic_load_explicit(&p->parent, memory_order_acquire);
+	rcu_read_unlock();
+	return p != NULL;
+}
+
 /* Record p (NULL: unknown) with @stamp, its epoch read by the caller, with
  * d->lock held; returns the old parent, whose reference the caller drops
  * (dir_put) once d->lock is released. */
@@ -235,10 +250,10 @@ static struct udc_dir *parent_store_locked(struct udc_dir *d, struct udc_dir *p,
 	/* relaxed: d->lock orders the writers */
 	struct udc_dir *old = atomic_load_explicit(&d->parent, memory_order_relaxed);
 
-	if (p == d)   /* only the root is its own parent, and it is answered apart */
-		p = NULL, stamp = 0;
 	if (old == p && atomic_load_explicit(&d->parent_stamp, memory_order_relaxed) == stamp)
 		return NULL;
+	if (p && parent_loops(d, p))   /* the root's ".." is answered apart */
+		p = NULL, stamp = 0;
 	if (p)
 		dir_hold(p);   /* d's reference: p outlives d's record of it */
 	atomic_store_explicit(&d->parent_seq,

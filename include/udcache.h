@@ -97,7 +97,9 @@ struct udc_attr {                      /* what a positive name maps to */
  * (udc_resolve, udc_walk) the very name it was asked for in the same cache,
  * directly or through other names: that call returns -EDEADLK (the cache
  * detects it: the name's call in flight belongs to this thread).  Calls
- * that only mutate or look up never wait for a backend.
+ * that only mutate or look up never wait for a backend.  A loop through
+ * two threads' backends (each resolving the name the other's backend is
+ * resolving) is not detected: it waits forever, as it would in the store.
  *
  * A thread that exits (pthread_exit) or is cancelled (pthread_cancel, at
  * a cancellation point of the backend's own) inside the backend leaves

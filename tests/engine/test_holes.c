@@ -447,3 +447,20 @@ Test(holes, backend_garbage_is_eio)
 	cr_assert_eq(tc_lookup(c, D_INO, "h", NULL), UDC_MISS, "garbage was cached");
 	udc_destroy(c);   /* the validators (UDC_DEBUG) find no NUL-named entry */
 }
+
+/* ".." answers that would make a loop of directories are not recorded:
+ * the objects would hold each other forever. */
+Test(holes, dotdot_loop_is_not_recorded)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+	struct udc_attr got, pa = tc_attr(60, UDC_TYPE_DIR, 0), pb = tc_attr(61, UDC_TYPE_DIR, 0);
+
+	cr_assert_eq(udc_add(c, 61, "..", 2, &pa), 0);   /* 61's parent is 60 */
+	cr_assert_eq(udc_add(c, 60, "..", 2, &pb), 0);   /* and 60's 61: a loop */
+	cr_assert_eq(tc_lookup(c, 61, "..", &got), UDC_POSITIVE);
+	cr_assert_eq(got.ino, 60);
+	cr_assert_eq(tc_lookup(c, 60, "..", &got), UDC_MISS, "a loop of parents was recorded");
+	udc_shrink(c, SIZE_MAX);
+	cr_assert_eq(tc_stats(c).nr_dirs, 0, "directory objects held by a loop");
+	udc_destroy(c);
+}
