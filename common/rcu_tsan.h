@@ -23,7 +23,9 @@
  *  - grace periods: rcu_read_unlock() first releases udc_rcu_gp (one
  *    process-wide sync object), and whatever runs after a grace period
  *    acquires it: synchronize_rcu() and rcu_barrier() on return, and every
- *    call_rcu callback of ours on entry (rcu_callback_note()).  So a
+ *    call_rcu callback of ours on entry (rcu_callback_note()), and
+ *    call_rcu() itself releases it first (the caller's last accesses to
+ *    the object come before the callback's).  So a
  *    reader's accesses are ordered before the frees that follow its
  *    read-side section.  A free issued while a reader is still inside its
  *    section (a real bug) is still reported: that reader has not released.
@@ -81,6 +83,13 @@ static inline void udc_rcu_barrier(void)
 	urcu_memb_barrier();
 	rcu_callback_note();
 }
+static inline void udc_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *))
+{
+	/* partner: rcu_callback_note() in fn: what the caller did to the
+	 * object before handing it over (liburcu's queue is invisible) */
+	__tsan_release(&udc_rcu_gp);
+	urcu_memb_call_rcu(head, fn);
+}
 
 #undef rcu_read_unlock
 #define rcu_read_unlock() udc_rcu_read_unlock()
@@ -88,6 +97,8 @@ static inline void udc_rcu_barrier(void)
 #define synchronize_rcu() udc_synchronize_rcu()
 #undef rcu_barrier
 #define rcu_barrier() udc_rcu_barrier()
+#undef call_rcu
+#define call_rcu(head, fn) udc_call_rcu((head), (fn))
 
 #else
 
