@@ -4,7 +4,9 @@
  *
  * Owns: the directory table (cache->dirs, an rculfhash keyed by the keyed
  * hash of the ino), every struct udc_dir in it, and the reaper's queues
- * (cache->dirs_queued, dirs_arrived, dirs_idle).
+ * (cache->dirs_queued, dirs_arrived, dirs_idle); the complete flag and the
+ * fill protocol (d->state); the ".." records (d->parent, parent_stamp,
+ * parent_seq, epoch; cache->dir_clock, dotdot_moves).
  *
  * A directory object is made the first time the cache needs one for an
  * ino (an entry in it, a placeholder in it, a parent to record, a complete
@@ -12,7 +14,7 @@
  * the calls holding it (pins: dir_get, dir_find).  When refs falls to zero
  * the object is idle: it is pushed on dirs_queued, and the reaper (the
  * reclaim passes, shrink_lock held) frees it if it holds no answer (no
- * parent known, not complete), or under memory pressure; an idle object
+ * parent known, not complete, no fill begun), or under memory pressure; an idle object
  * that holds one is kept on dirs_idle, oldest first, for pressure (its
  * answers are cached facts like any entry: losing one costs a backend
  * call, never a wrong answer).  Freeing is: refs CAS 0 -> DIR_DEAD, out of
@@ -31,8 +33,11 @@
  *   dirs_idle and the DIR_IDLE objects on them; dirs_queued is a
  *   lock-free stack (CAS push anywhere, exchange pop-all under
  *   shrink_lock: with no single pop there is no ABA).
- *   d->lock (spinlock, innermost) protects d->children; it is taken under
- *   the stripe lock of the entry being linked or unlinked.
+ *   d->lock (spinlock, innermost) protects d->children and serialises
+ *   the writers of d's ".." record (parent, parent_stamp, parent_seq); it
+ *   is taken under the stripe lock of the entry being linked or unlinked.
+ *   A child holds a reference (refs) on its recorded parent, dropped when
+ *   the record changes (after d->lock is released) or the child is freed.
  *
  * Ordering:
  *   dir_bump_gen() is a release increment; lookups load gen with acquire.
@@ -50,6 +55,34 @@
  *   an idle object is never left off every queue.
  *   The free is call_rcu: every reader that found the object in the table
  *   (under rcu_read_lock) is done with it first.
+ *
+ * Ordering, fills:
+ *   d->state holds the flags and the drop count in one word.  A drop
+ *   (dir_drop_note: count + 1 and DIR_COMPLETE cleared in one seq_cst CAS)
+ *   comes before the name is unpublished (cds_lfht_del, a full barrier) or
+ *   an answer is left uncached.  dir_fill_begin reads the count (seq_cst
+ *   RMW) before the embedder lists the directory; dir_fill_complete sets
+ *   the flag by a seq_cst CAS that expects that count.  In the word's
+ *   modification order a drop is either before the CAS (which then fails)
+ *   or after it (and clears the flag before the name goes).  A lookup
+ *   that finds no entry runs an acquire fence before it reads the flag
+ *   (dir_complete_rcu): the table load that missed the name read what the
+ *   unpublish wrote, so it also sees the clear made before it.
+ *
+ * Ordering, "..":
+ *   A reader (dir_parent_rcu, under rcu_read_lock) loads parent (acquire:
+ *   pairs with parent_store_locked's release, for the parent's fields)
+ *   and parent_stamp, and trusts the pair only if the parent's epoch
+ *   equals the stamp.  Epochs come from one counter, so each value names
+ *   one object at one moment: a pair never written together has a stamp
+ *   no live epoch equals.  The parent's reference keeps its object (and
+ *   so its epoch) while the record stands.
+ *   dir_children_moved: dotdot_moves is bumped (seq_cst), then the epoch
+ *   (seq_cst).  dir_parent_learn reads the parent's epoch (seq_cst), then
+ *   dotdot_moves (seq_cst), and records only if dotdot_moves is what it
+ *   was before the backend call.  If it reads the old count, the bump is
+ *   later in the seq_cst order, so the epoch change is later too and the
+ *   stamp it recorded stops matching; if the new one, it records nothing.
  */
 #include "engine/internal.h"
 

@@ -18,6 +18,18 @@
  * cached, and counted in stale_answers.  Backend errors other than -ENOENT
  * are shared with the waiters and never cached.
  *
+ * A placeholder records its owner thread: a backend that resolves the
+ * name it is resolving (itself, or through other names) finds its own
+ * placeholder and gets -EDEADLK instead of waiting on it.  The backend is
+ * called inside a cleanup handler (pthread_cleanup_push): an owner that
+ * exits or is cancelled there withdraws its placeholder (answer
+ * INFLIGHT_ABANDONED, waiters gone) and unpins the directory, and its
+ * waiters resolve again.  Our own condition waits run with cancellation
+ * disabled, so that no thread is cancelled holding a stripe or a
+ * waiter count.  A positive answer that is not cached is a drop for the
+ * fill protocol (dir_drop_note).  ".." answers are recorded only if the
+ * directory's parent record did not change meanwhile (dir_parent_learn).
+ *
  * Probes (engine/probe.h): resolve_miss in resolve_name, backend_call and
  * backend_return around each backend->lookup, decline for a negative
  * not admitted.
