@@ -29,16 +29,22 @@
  *                        taken in address order.  Never taken inside an
  *                        rcu_read_lock section (so that a stripe holder may
  *                        wait for a grace period).
- *   dir->lock, free_lock spinlocks, innermost, never nested in each other.
+ *   dir->lock, free_lock spinlocks, innermost, never nested in each other
+ *                        (a child's dir->lock guards its ".." record).
  *
  * Ordering:
  *   cds_lfht_add_replace/add_unique/del are full barriers around the link
  *   change (rculfhash guarantee): an entry's fields, written before, are
  *   seen by every reader that finds it.
- *   udc_invalidate clears DIR_COMPLETE (seq_cst RMW) before it drops the
- *   entry, so no lookup sees "complete" with the name gone; the generation
- *   bump (release, dir_bump_gen) comes after the flag and parent are
- *   cleared, for the same reason (pairs with the acquire in lookups).
+ *   Every loss of a name that still exists (udc_invalidate, a rename in
+ *   over an uncached name, a failed udc_add, dir_forget) calls
+ *   dir_drop_note (seq_cst RMW: clears DIR_COMPLETE, fails fills) before
+ *   the entry goes, so no lookup sees "complete" with the name gone (see
+ *   engine/dir.c, Ordering, fills); the generation bump (release,
+ *   dir_bump_gen) comes after the flag and parent are cleared, for the
+ *   same reason (pairs with the acquire in lookups).  ".." records change
+ *   only through engine/dir.c's helpers (dir_parent_set, dir_learn,
+ *   dir_parent_forget_if, dir_children_moved).
  *   ck_sequence_write_begin/end bracket a rename's or rmdir's changes; they
  *   pair with udc_walk's ck_sequence_read_begin/retry.
  */
