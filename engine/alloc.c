@@ -299,6 +299,7 @@ static void queue_mark_rcu(struct rcu_head *head)
 static void call_rcu_queue_wait(void)
 {
 	struct queue_mark m = { .done = false };
+	int cs = cancel_hold();   /* m must outlive its callback */
 
 	pthread_mutex_init(&m.lock, NULL);
 	pthread_cond_init(&m.cond, NULL);
@@ -309,6 +310,7 @@ static void call_rcu_queue_wait(void)
 	pthread_mutex_unlock(&m.lock);
 	pthread_cond_destroy(&m.cond);
 	pthread_mutex_destroy(&m.lock);
+	cancel_release(cs);
 }
 
 void entry_frees_wait(struct udc_cache *c)

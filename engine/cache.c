@@ -243,6 +243,7 @@ void udc_destroy(udc_cache *c)
 	if (!c)
 		return;
 	thread_enter();
+	int cs = cancel_hold();   /* a destroy cancelled in a wait would leave it half freed */
 	fork_unregister(c);       /* no fork restarts its reclaim thread now */
 	reclaim_thread_stop(c);   /* first: it uses everything below */
 	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
@@ -289,6 +290,7 @@ void udc_destroy(udc_cache *c)
 	/* Everything allocated through the cache has come back. */
 	udc_assert(atomic_load(&c->bytes) == c->self_bytes);
 	cache_struct_free(c);
+	cancel_release(cs);
 }
 
 /* Sum every thread's slot of c. */

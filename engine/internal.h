@@ -283,6 +283,26 @@ struct udc_cache {
 #define entry_of(n) caa_container_of((n), struct udc_entry, node)
 #define dir_of(n) caa_container_of((n), struct udc_dir, node)
 
+/*
+ * Our waits are not cancellation points: a thread cancelled inside one
+ * (pthread_cond_wait, or liburcu's poll() in a grace-period wait) would
+ * leave a lock, a waiter count or a callback on its stack behind.  Public
+ * calls that may block hold cancellation off around the blocking part
+ * (only the backend is called with the caller's own state).
+ */
+static inline int cancel_hold(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void cancel_release(int old)
+{
+	pthread_setcancelstate(old, NULL);
+}
+
 /* ---- engine/thread.c: automatic RCU registration, per-thread stats ---- */
 void thread_register_slow(void);
 extern __thread bool thread_registered;

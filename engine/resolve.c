@@ -100,28 +100,12 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	return r;
 }
 
-/* Our own waits are not cancellation points: a waiter or an owner
- * cancelled in pthread_cond_wait would leave the placeholder's count (and
- * the stripe's mutex) behind. */
-static int cancel_off(void)
-{
-	int old;
-
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	return old;
-}
-
-static void cancel_restore(int old)
-{
-	pthread_setcancelstate(old, NULL);
-}
-
 /* Wait for ph's owner, with s->lock held; returns ph's answer
  * (INFLIGHT_ABANDONED: its owner never finished). */
 #define INFLIGHT_ABANDONED 1
 static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct udc_attr *out)
 {
-	int cs = cancel_off();
+	int cs = cancel_hold();
 
 	ph->waiters++;
 	while (!ph->done)
@@ -131,7 +115,7 @@ static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct ud
 		*out = ph->attr;
 	if (--ph->waiters == 0)
 		pthread_cond_broadcast(&s->cond);   /* the owner waits for the last one */
-	cancel_restore(cs);
+	cancel_release(cs);
 	return r;
 }
 
@@ -145,11 +129,11 @@ static void inflight_finish_locked(struct stripe *s, struct inflight *ph, int r,
 	ph->attr = *attr;
 	ph->done = true;
 	if (ph->waiters) {
-		int cs = cancel_off();
+		int cs = cancel_hold();
 		pthread_cond_broadcast(&s->cond);
 		while (ph->waiters)
 			pthread_cond_wait(&s->cond, &s->lock);
-		cancel_restore(cs);
+		cancel_release(cs);
 	}
 }
 
@@ -167,7 +151,7 @@ static void inflight_abandon(void *arg)
 	struct owner_exit *oe = arg;
 	const struct udc_attr none = { 0 };
 
-	cancel_off();   /* the thread is going: its state needs no restoring */
+	cancel_hold();   /* the thread is going: its state needs no restoring */
 	pthread_mutex_lock(&oe->s->lock);
 	inflight_finish_locked(oe->s, oe->ph, INFLIGHT_ABANDONED, &none);
 	pthread_mutex_unlock(&oe->s->lock);

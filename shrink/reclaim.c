@@ -199,7 +199,7 @@ static void stale_inline(struct udc_cache *c)
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
-void reclaim_inline(struct udc_cache *c)
+static void reclaim_calls(struct udc_cache *c)
 {
 	compact_inline(c);   /* pages back without losing answers, first */
 	age_inline(c);
@@ -262,11 +262,20 @@ void reclaim_inline(struct udc_cache *c)
 	pthread_mutex_unlock(&c->shrink_lock);
 }
 
+void reclaim_inline(struct udc_cache *c)
+{
+	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */
+
+	reclaim_calls(c);
+	cancel_release(cs);
+}
+
 size_t udc_shrink(udc_cache *c, size_t bytes)
 {
 	if (!c || bytes == 0)
 		return 0;
 	thread_enter();
+	int cs = cancel_hold();   /* it waits for grace periods, shrink_lock held */
 	size_t freed = 0;
 	if (bytes != SIZE_MAX) {
 		/* First what compaction gives back (no answer lost); not when
@@ -307,6 +316,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 		tables_resize(c);   /* shrinks the tables that are now too big */
 	}
 	pthread_mutex_unlock(&c->shrink_lock);
+	cancel_release(cs);
 	return freed;
 }
 

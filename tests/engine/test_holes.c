@@ -464,3 +464,52 @@ Test(holes, dotdot_loop_is_not_recorded)
 	cr_assert_eq(tc_stats(c).nr_dirs, 0, "directory objects held by a loop");
 	udc_destroy(c);
 }
+
+/* ------------------------------------------------------------------ */
+/* cancellation inside udcache's own waits */
+
+struct shrinker {
+	udc_cache *c;
+	atomic_int rounds;
+};
+
+static void *shrinker_main(void *arg)
+{
+	struct shrinker *sh = arg;
+	char nm[64];
+
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, NULL);
+	for (unsigned i = 0;; i++) {
+		int len = name_of(nm, sizeof(nm), i % 4000);
+		udc_add_negative(sh->c, D_INO, nm, (size_t)len, 0);
+		if (i % 500 == 0) {
+			udc_shrink(sh->c, SIZE_MAX);   /* waits for grace periods and frees */
+			atomic_fetch_add(&sh->rounds, 1);
+		}
+		pthread_testcancel();   /* cancelled here, or inside a wait if one were a point */
+	}
+	return NULL;
+}
+
+/* A thread cancelled while it runs udc_shrink and mutations: the cache
+ * goes on working (no lock, waiter or callback left behind). */
+Test(holes, cancel_during_shrink_leaves_the_cache_usable)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+
+	alarm(120);
+	for (int k = 0; k < 20; k++) {
+		struct shrinker sh = { .c = c };
+		pthread_t t;
+		cr_assert_eq(pthread_create(&t, NULL, shrinker_main, &sh), 0);
+		while (atomic_load(&sh.rounds) < 2)
+			usleep(100);
+		usleep((useconds_t)(k * 137 % 3000));
+		cr_assert_eq(pthread_cancel(t), 0);
+		cr_assert_eq(pthread_join(t, NULL), 0);
+		cr_assert_eq(tc_add(c, D_INO, "after", 7, UDC_TYPE_REG, 0), 0);
+		udc_shrink(c, SIZE_MAX);   /* hangs if shrink_lock was left held */
+	}
+	alarm(0);
+	udc_destroy(c);
+}
