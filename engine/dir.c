@@ -337,8 +337,7 @@ void dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap 
 	/* relaxed: under d->lock, as dir_parent_learn's re-read */
 	snap->seq = atomic_load_explicit(&d->parent_seq, memory_order_relaxed);
 	udc_spin_unlock(&d->lock);
-	/* acquire: pairs with dir_bump_gen's release (as lookups) */
-	snap->gen = atomic_load_explicit(&d->gen, memory_order_acquire);
+	snap->gen = dir_gen(d);
 	/* seq_cst: see Ordering, ".." */
 	snap->moves = atomic_load(&c->dotdot_moves);
 }
@@ -350,10 +349,10 @@ bool dir_parent_learn(struct udc_cache *c, struct udc_dir *d, struct udc_dir *pa
 
 	udc_spin_lock(&d->lock);
 	uint64_t stamp = epoch_of(parent);   /* before dotdot_moves: see Ordering, ".." */
-	/* relaxed (seq) under d->lock; acquire (gen) as in snap; seq_cst
-	 * (moves): after the epoch read (Ordering, "..") */
+	/* relaxed (seq): under d->lock; seq_cst (moves): after the epoch
+	 * read (Ordering, "..") */
 	same = atomic_load_explicit(&d->parent_seq, memory_order_relaxed) == snap->seq &&
-	       atomic_load_explicit(&d->gen, memory_order_acquire) == snap->gen &&
+	       dir_gen(d) == snap->gen &&
 	       atomic_load(&c->dotdot_moves) == snap->moves;
 	struct udc_dir *old = same ? parent_store_locked(d, parent, stamp) : NULL;
 	udc_spin_unlock(&d->lock);

@@ -54,6 +54,7 @@
 #include "engine/hash.h"
 #include "engine/stats.h"
 #include "include/udcache.h"
+#include "common/path.h"
 #include "slab/slab.h"
 
 #define UDC_CACHELINE 64
@@ -352,6 +353,22 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a 
 void entry_free_flush(struct udc_cache *c);                     /* hand the pending batch to RCU */
 void entry_frees_wait(struct udc_cache *c);   /* flush, and wait until the frees and the pages they empty land */
 
+/* d's generation now. */
+static inline uint32_t dir_gen(struct udc_dir *d)
+{
+	/* acquire: pairs with dir_bump_gen's release (a new generation comes
+	 * with the complete flag and parent its bumper cleared) */
+	return atomic_load_explicit(&d->gen, memory_order_acquire);
+}
+
+/* Is e's answer current (its directory's generation is still e's)?  The
+ * one test of staleness by generation: lookups, resolve, mutations and the
+ * sweeper all ask it. */
+static inline bool entry_current(const struct udc_entry *e)
+{
+	return e->gen == dir_gen(e->dir);
+}
+
 static inline const char *entry_name(const struct udc_entry *e)
 {
 	const char *p = e->kind == ENT_POSITIVE ? ((const struct udc_pos *)e)->name
@@ -452,14 +469,9 @@ struct name_key {
 	const char *name;
 	size_t len;
 };
-int name_check(const char *name, size_t len);   /* 0, -EINVAL, -ENAMETOOLONG */
-/* The checks every (cache, dir, name) call makes first: 0 or -errno. */
-int call_check(const struct udc_cache *c, udc_ino dir, const char *name, size_t len);
+/* name_check(), call_check() (the checks every (cache, dir, name) call
+ * makes first) and name_is_dotdot(): common/path.h. */
 int name_match(struct cds_lfht_node *node, const void *key);
-static inline bool name_is_dotdot(const char *name, size_t len)
-{
-	return len == 2 && name[0] == '.' && name[1] == '.';
-}
 struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k);
 /* Look (dir, name) up under rcu_read_lock, counting stats; UDC_* result. */
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
@@ -500,14 +512,20 @@ struct entry_key {
 	uint8_t len;
 	char name[UDC_NAME_MAX];
 };
-/* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
- * e is in an isolated slab page (its bytes stay until putback). */
-bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
 
-/* ---- shrink/compact.c: moving entries out of sparse slab pages ---- */
+/* ---- engine/evict.c: one entry, at the reclaim policy's request ---- */
+/* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
+ * e is in a slab page (its bytes stay until its free lands). */
+bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
+/* Evict e (key: its key) if it is still published: true if it went. */
+bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key);
 /* slab_move_fn (arg: the cache): move a published entry, drop a stale
  * one, keep a dead one. */
 enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);
+/* Lower e's hit count by one (if above 0); returns the count before. */
+uint8_t entry_hit_spend(struct udc_entry *e);
+
+/* ---- shrink/compact.c: moving entries out of sparse slab pages ---- */
 /* Compact when the slab pages are mostly empty: a bounded batch, or nothing
  * if another thread is at it.  No lock held, outside rcu_read_lock. */
 void compact_inline(struct udc_cache *c);

@@ -5,7 +5,8 @@
  *
  * Owns: nothing; it reads the name table, entries and directory objects.
  *
- * The hit path is: check the name, hash it, rcu_read_lock, one rculfhash
+ * The hit path is: check the name (call_check, inline from
+ * common/path.h), hash it, rcu_read_lock, one rculfhash
  * lookup (which compares the full 64-bit hash before calling name_match),
  * a generation check against the entry's directory, copy the answer out,
  * rcu_read_unlock.  It takes no lock, does no atomic read-modify-write,
@@ -27,19 +28,6 @@
 
 #include <errno.h>
 
-int name_check(const char *name, size_t len)
-{
-	if (!name || len == 0)
-		return -EINVAL;
-	if (len > UDC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (len == 1 && name[0] == '.')
-		return -EINVAL;
-	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return -EINVAL;
-	return 0;
-}
-
 int name_match(struct cds_lfht_node *node, const void *key)
 {
 	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
@@ -58,12 +46,6 @@ struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struc
 	cds_lfht_lookup(c->names, hash, name_match, k, &it);
 	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
 	return n ? caa_container_of(n, struct udc_entry, node) : NULL;
-}
-
-static inline bool entry_current(const struct udc_entry *e)
-{
-	/* acquire: see Ordering (pairs with dir_bump_gen) */
-	return e->gen == atomic_load_explicit(&e->dir->gen, memory_order_acquire);
 }
 
 static inline void entry_hit(struct udc_entry *e)
@@ -138,13 +120,6 @@ int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, 
 	else
 		stat_add(ts, misses, 1);
 	return r;
-}
-
-int call_check(const udc_cache *c, udc_ino dir, const char *name, size_t len)
-{
-	if (!c || dir == UDC_INO_NONE)
-		return -EINVAL;
-	return name_check(name, len);
 }
 
 int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct udc_attr *out)

@@ -173,7 +173,7 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
 	if (e && e->kind == ENT_POSITIVE &&
-	    e->gen == atomic_load_explicit(&e->dir->gen, memory_order_relaxed)) {
+	    entry_current(e)) {
 		const struct udc_pos *p = entry_pos(e);
 		*out = pos_attr(p);
 		found = true;
@@ -191,7 +191,7 @@ static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct 
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (e && e->gen == atomic_load_explicit(&d->gen, memory_order_acquire))
+	if (e && entry_current(e))
 		absent = e->kind == ENT_NEGATIVE;
 	else
 		absent = dir_complete_rcu(d);
@@ -261,7 +261,7 @@ static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op
 /* Publish e (gen taken now) for op's name, with op->s locked. */
 static void op_publish_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *e)
 {
-	e->gen = atomic_load_explicit(&op->d->gen, memory_order_relaxed);
+	e->gen = dir_gen(op->d);
 	entry_publish_locked(c, e, op->hash, &op->k);
 }
 
@@ -616,7 +616,7 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	 * attr, so that if an invalidation of ndir lands after the attr was
 	 * read, the new entry is stale (the rename is ordered before it).
 	 */
-	uint32_t ngen = atomic_load_explicit(&n.d->gen, memory_order_acquire);
+	uint32_t ngen = dir_gen(n.d);
 	bool known = cached_attr_locked(c, o.hash, &o.k, &was) &&
 		     (moved == UDC_INO_NONE || moved == was.ino);
 	bool target_absent = false;

@@ -208,15 +208,14 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 }
 
 /* A current entry for k, copied out under s->lock: 0, -ENOENT, or 1 (none). */
-static int cached_answer_locked(struct udc_cache *c, struct udc_dir *d, uint64_t hash,
-				const struct name_key *k, struct udc_attr *out)
+static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
+				struct udc_attr *out)
 {
 	int r = 1;
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	/* acquire: pairs with dir_bump_gen (as lookups) */
-	if (e && e->gen == atomic_load_explicit(&d->gen, memory_order_acquire)) {
+	if (e && entry_current(e)) {
 		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
 		if (r == 0 && out)
 			*out = pos_attr((const struct udc_pos *)e);
@@ -239,7 +238,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		/* An answer may have landed since the lockless lookup. */
-		r = cached_answer_locked(c, d, hash, &k, out);
+		r = cached_answer_locked(c, hash, &k, out);
 		if (r <= 0)
 			goto unlock;
 		/*
@@ -249,7 +248,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		 */
 		struct inflight *other = inflight_find_locked(s, hash, &k);
 		if (other && (other->stale ||
-			      other->gen != atomic_load_explicit(&d->gen, memory_order_acquire)))
+			      other->gen != dir_gen(d)))
 			other = NULL;
 		if (!other)
 			break;
@@ -263,7 +262,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	}
 	struct inflight ph = {
 		.hash = hash, .dir = dir, .name = name, .len = len,
-		.gen = atomic_load_explicit(&d->gen, memory_order_acquire),
+		.gen = dir_gen(d),
 		.owner = pthread_self(),
 	};
 	cds_list_add(&ph.link, &s->inflight);
@@ -280,7 +279,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		fresh->gen = ph.gen;
 
 	pthread_mutex_lock(&s->lock);
-	bool stale = ph.stale || ph.gen != atomic_load_explicit(&d->gen, memory_order_acquire);
+	bool stale = ph.stale || ph.gen != dir_gen(d);
 	if (stale && (r == 0 || r == -ENOENT))
 		stat_add(thread_stats(c), stale_answers, 1);
 	if (!stale && fresh) {

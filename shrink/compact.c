@@ -2,14 +2,10 @@
 /*
  * shrink/compact.c - moving entries out of sparse slab pages, and when.
  *
- * Owns: the engine's move callback for slab_compact() (entry_move) and
- * the decision to compact.  Nothing outside the cache holds a pointer to
- * an entry, so any entry can move: the survivors of a sparse page are
- * copied into a dense one and the copy replaces the original in the name
- * table (cds_lfht_replace), so that the page empties and goes back.  A
- * stale entry (its directory's generation moved on) is not worth a copy
- * and is dropped instead.  Lookups never see a name missing: the table
- * holds the old copy or the new one at every instant, with the same bytes.
+ * Owns: the decision to compact.  Nothing outside the cache holds a
+ * pointer to an entry, so any entry can move: the survivors of a sparse
+ * page are copied into a dense one by the engine's entry_move
+ * (engine/evict.c), so that the page empties and goes back.
  *
  * When: compact_inline() runs at the end of every mutating call (with
  * reclaim_inline, and of udc_invalidate) and does a bounded batch
@@ -22,30 +18,20 @@
  * to the end (compact_all).
  *
  * Probes (engine/probe.h): compact_batch after each batch (with the
- * fragmentation it left), evict (STALE) for a stale entry dropped instead
- * of moved; slab/compact.c's compact_page for each page worked on.
+ * fragmentation it left); slab/compact.c's compact_page for each page
+ * worked on, engine/evict.c's evict (STALE) for a stale entry dropped.
  *
  * Locking:
  *   shrink_lock serialises compaction with reclaim passes (inline: only
  *   tried, never waited for); it protects compact_mark_* and
- *   compact_cursor.  entry_move takes the entry's stripe lock outside
- *   rcu_read_lock (mutate.c's rule), and the directory's spinlock inside
- *   it for a positive's children link.
- *   slab_compact() holds no slab lock across the callback.
+ *   compact_cursor.  slab_compact() holds no slab lock across the
+ *   callback (entry_move, which takes the engine's locks).
  *
  * Ordering:
- *   The new copy is written before cds_lfht_replace, which is a full
- *   barrier around the link change (rculfhash), so a reader that finds the
- *   new copy sees its bytes.  The old copy is freed by slab after a grace
- *   period (slab_relocate, SLAB_MOVED): readers that found it read intact
- *   bytes until their read-side section ends.  An external name passes to
- *   the new copy with the pointer; the old copy's slab free does not free
- *   it.  compact_mark_* are atomics, written under shrink_lock and read
+ *   compact_mark_* are atomics, written under shrink_lock and read
  *   without it by compact_wanted's first look (relaxed: a heuristic, a
  *   stale pair costs one batch or one skipped call); the size counters are
- *   relaxed too.  A positive's children link is not copied with the rest:
- *   its neighbours' links and unlinks write it under dir->lock, so
- *   cds_list_replace takes it over under that lock.
+ *   relaxed too.  The moves' ordering is engine/evict.c's.
  */
 #include "engine/internal.h"
 #include "engine/probe.h"
@@ -53,81 +39,6 @@
 #define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
 #define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */
 #define COMPACT_ALL_ROUNDS 8            /* compact_all: rounds at most (each waits for RCU) */
-
-/*
- * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
- * class), or drop it if stale, or leave it if it is no longer published.
- */
-enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
-{
-	struct udc_cache *c = arg;
-	struct udc_entry *old = old_obj, *e = new_obj;
-	struct entry_key key;
-	enum slab_verdict v = SLAB_KEPT;
-
-	if (!entry_key_copy(c, old, &key))
-		return SLAB_KEPT;   /* dead: slab gets it back when its free lands */
-	const struct name_key k = { .dir = key.dir, .name = key.name, .len = key.len };
-	struct stripe *s = stripe_of(c, key.hash);
-	struct cds_lfht_iter it;
-	bool stale = false;
-
-	pthread_mutex_lock(&s->lock);
-	rcu_read_lock();
-	cds_lfht_lookup(c->names, key.hash, name_match, &k, &it);
-	if (cds_lfht_iter_get_node(&it) != &old->node)
-		goto out;   /* replaced or dropped since the key was copied */
-	if (old->gen != atomic_load_explicit(&old->dir->gen, memory_order_relaxed)) {
-		/* Stale: no lookup answers from it; drop it (below). */
-		stale = cds_lfht_del(c->names, &old->node) == 0;
-		udc_assert(stale);   /* the stripe is ours: nobody else removes it */
-		goto out;
-	}
-	/* The header field by field (hits is raised by readers: an atomic
-	 * load), the rest (attr, name or its pointer) as bytes. */
-	e->dir = old->dir;
-	e->gen = old->gen;
-	e->len = old->len;
-	e->kind = old->kind;
-	e->ext = old->ext;
-	e->type = old->type;
-	atomic_init(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed));
-	atomic_init(&e->published, 1);
-	size_t size = entry_size((enum entry_kind)old->kind, old->len);
-	if (old->kind == ENT_POSITIVE) {
-		/* Not the children link: the neighbours' (un)links write it under
-		 * dir->lock (mutate.c), so it is taken over under that lock. */
-		struct udc_pos *op = entry_pos(old), *np = entry_pos(e);
-		np->ino = op->ino;
-		np->cookie = op->cookie;
-		memcpy(np->name, op->name, size - offsetof(struct udc_pos, name));
-		udc_spin_lock(&old->dir->lock);
-		cds_list_replace(&op->child, &np->child);
-		udc_spin_unlock(&old->dir->lock);
-	} else {
-		memcpy(e + 1, old + 1, size - sizeof(*old));
-	}
-	/* TSan: pairs with rcu_found_note in name_match (common/rcu_tsan.h) */
-	rcu_publish_note(&e->node);
-	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);
-	udc_assert(rc == 0);   /* same key, and the stripe keeps it in the table */
-	(void)rc;
-	/* relaxed: the old copy is out of the table; sweepers find no key */
-	atomic_store_explicit(&old->published, 0, memory_order_relaxed);
-	stat_add(thread_stats(c), moved, 1);
-	v = SLAB_MOVED;
-out:
-	rcu_read_unlock();
-	if (stale) {
-		/* Freed the engine's way (its external name too): new_obj goes back. */
-		UDC_PROBE(evict, UDC_PROBE_EVICT_STALE, (int)old->kind, entry_slot_size(c, old),
-			  key.dir, key.name, key.len);
-		entry_unlink_locked(c, old);
-		stat_add(thread_stats(c), evictions, 1);
-	}
-	pthread_mutex_unlock(&s->lock);
-	return v;
-}
 
 /*
  * Compact every class of both slabs, at most @budget objects in all, each

@@ -31,8 +31,6 @@
  *
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
- *   entry_key_copy's acquire load of published pairs with the release
- *   store in entry_publish_locked: the key bytes are the published ones.
  */
 #include "engine/internal.h"
 #include "engine/probe.h"
@@ -51,23 +49,6 @@
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
-
-bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
-{
-	bool live;
-
-	rcu_read_lock();   /* an external name stays until our unlock */
-	/* acquire: pairs with the release in entry_publish_locked */
-	live = atomic_load_explicit(&e->published, memory_order_acquire);
-	if (live) {
-		out->dir = e->dir->ino;
-		out->len = e->len;
-		memcpy(out->name, entry_name(e), e->len);
-		out->hash = hash_name(&c->key, out->dir, out->name, out->len);
-	}
-	rcu_read_unlock();
-	return live;
-}
 
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
 static size_t reclaim_slack(size_t limit)

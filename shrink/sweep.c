@@ -231,40 +231,21 @@ struct sweep_pass {
 };
 
 /*
- * Evict @e (its key in @key) if it is still published: true if it went.
- * A ghost is left if @ghost.  Under the name's stripe, published says
- * whether the entry is in the table (every publish, replace and delete
- * holds the stripe), so no lookup is needed to find it.  @why: the evict
- * probe's reason (enum udc_probe_evict; an ageing pass says AGED instead).
+ * Evict @e (its key in @key) if it is still published (entry_evict):
+ * true if it went.  A ghost is left if @ghost.  @why: the evict probe's
+ * reason (enum udc_probe_evict; an ageing pass says AGED instead).
  */
 static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct entry_key *key,
 			bool ghost, int why)
 {
 	struct udc_cache *c = sp->c;
-	struct stripe *s = stripe_of(c, key->hash);
-	bool gone = false;
 	size_t slot = entry_slot_size(c, e);
 
-	pthread_mutex_lock(&s->lock);
-	rcu_read_lock();
-	/* relaxed: written under this stripe lock, which we hold */
-	if (atomic_load_explicit(&e->published, memory_order_relaxed)) {
-		if (e->kind == ENT_POSITIVE)   /* before it goes: see Ordering */
-			dir_drop_note(e->dir);
-		gone = cds_lfht_del(c->names, &e->node) == 0;
-		udc_assert(gone);   /* the stripe is ours */
-	}
-	rcu_read_unlock();
-	if (gone)
-		entry_unlink_locked(c, e);
-	pthread_mutex_unlock(&s->lock);
-	if (!gone)
+	if (!entry_evict(c, e, key))
 		return false;
-	struct thread_stats *ts = thread_stats(c);
-	stat_add(ts, evictions, 1);
 	bool aged = sp->mode == UDC_PROBE_SWEEP_AGE && e->kind == ENT_NEGATIVE;
 	if (aged)
-		stat_add(ts, aged, 1);
+		stat_add(thread_stats(c), aged, 1);
 	UDC_PROBE(evict, aged && why != UDC_PROBE_EVICT_STALE ? UDC_PROBE_EVICT_AGED : why,
 		  (int)e->kind, slot, key->dir, key->name, key->len);
 	if (ghost)
@@ -272,11 +253,6 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 	sp->evicted += slot;
 	sp->nr_evicted++;
 	return true;
-}
-
-static bool entry_stale(const struct udc_entry *e)
-{
-	return e->gen != atomic_load_explicit(&e->dir->gen, memory_order_relaxed);
 }
 
 /* slab_move_fn for a promotion: entry_move, and the hit that earned it is spent. */
@@ -287,9 +263,7 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 	if (v == SLAB_MOVED) {
 		struct udc_entry *e = new_obj;
 		admit_client_count(arg, old_obj, -1);   /* out of probation */
-		uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
-		/* relaxed: a reader's raise racing this is a lost hit */
-		atomic_store_explicit(&e->hits, h ? h - 1 : 0, memory_order_relaxed);
+		uint8_t h = entry_hit_spend(e);
 		stat_add(thread_stats(arg), promoted, 1);
 		UDC_PROBE(promote, (int)e->kind, e->dir->ino, entry_name(e), e->len, h ? h - 1 : 0);
 	}
@@ -305,7 +279,7 @@ static void visit_probation(void *arg, void *obj)
 
 	if (!entry_key_copy(c, e, &key))
 		return;   /* dead: its free is on the way */
-	bool stale = entry_stale(e);
+	bool stale = !entry_current(e);
 	if (!stale && atomic_load_explicit(&e->hits, memory_order_relaxed)) {
 		struct slab *s = c->slabs[e->kind];
 		unsigned cls = slab_page_class(slab_page_of(e));
@@ -328,13 +302,9 @@ static void visit_main(void *arg, void *obj)
 	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
 	if (!atomic_load_explicit(&e->published, memory_order_acquire))
 		return;
-	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
-	bool stale = entry_stale(e);
-	if (h && !stale) {
-		/* relaxed: a reader's raise racing this is a lost hit */
-		atomic_store_explicit(&e->hits, h - 1, memory_order_relaxed);
-		return;
-	}
+	bool stale = !entry_current(e);
+	if (!stale && entry_hit_spend(e))
+		return;   /* hit since the last visit: kept, one hit spent */
 	if (entry_key_copy(sp->c, e, &key))
 		evict_entry(sp, e, &key, false,
 			    stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_MAIN);
@@ -528,7 +498,7 @@ static void visit_stale(void *arg, void *obj)
 	struct entry_key key;
 
 	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
-	if (!atomic_load_explicit(&e->published, memory_order_acquire) || !entry_stale(e) ||
+	if (!atomic_load_explicit(&e->published, memory_order_acquire) || entry_current(e) ||
 	    !entry_key_copy(sp->c, e, &key))
 		return;
 	evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_STALE);

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/evict.c - what the engine does to one entry at its reclaim
+ * policy's request: copy its key, evict it, move it to another slot,
+ * spend a hit.  shrink/ decides which entries and when; every write to
+ * the name table, the directories' flags and the children lists it asks
+ * for is made here, under the engine's locks.
+ *
+ * Owns: nothing of its own; these are the name table's and the entries'
+ * mechanisms for a caller that found an entry in a slab page (not through
+ * the table), which may be freed under it (entry_key_copy says whether it
+ * is still published).
+ *
+ * Probes (engine/probe.h): evict (STALE) for a stale entry that a move
+ * dropped instead of copying.
+ *
+ * Locking:
+ *   entry_evict and entry_move take the entry's stripe lock outside
+ *   rcu_read_lock (mutate.c's rule); entry_move takes the directory's
+ *   spinlock inside it for a positive's children link.  Under the stripe,
+ *   published says whether the entry is in the table (every publish,
+ *   replace and delete holds the stripe), so no lookup is needed to find
+ *   it.
+ *
+ * Ordering:
+ *   entry_key_copy's acquire load of published pairs with the release
+ *   store in entry_publish_locked: the key bytes are the published ones.
+ *   An evicted positive's directory notes the drop (dir_drop_note, seq_cst:
+ *   the complete flag clears, a fill fails) before the entry is deleted;
+ *   see engine/dir.c, Ordering, fills.  The evicted entry is freed after a
+ *   grace period (entry_unlink_locked), so readers that found it read
+ *   intact bytes.
+ *   A move writes the new copy before cds_lfht_replace, which is a full
+ *   barrier around the link change (rculfhash), so a reader that finds the
+ *   new copy sees its bytes.  The old copy is freed by slab after a grace
+ *   period (slab_relocate, SLAB_MOVED).  An external name passes to the new
+ *   copy with the pointer; the old copy's slab free does not free it.  A
+ *   positive's children link is not copied with the rest: its neighbours'
+ *   links and unlinks write it under dir->lock, so cds_list_replace takes
+ *   it over under that lock.
+ *   Hits are relaxed everywhere (a heuristic): a reader's raise racing a
+ *   spend is a lost hit.
+ */
+#include "engine/internal.h"
+#include "engine/probe.h"
+
+bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
+{
+	bool live;
+
+	rcu_read_lock();   /* an external name stays until our unlock */
+	/* acquire: pairs with the release in entry_publish_locked */
+	live = atomic_load_explicit(&e->published, memory_order_acquire);
+	if (live) {
+		out->dir = e->dir->ino;
+		out->len = e->len;
+		memcpy(out->name, entry_name(e), e->len);
+		out->hash = hash_name(&c->key, out->dir, out->name, out->len);
+	}
+	rcu_read_unlock();
+	return live;
+}
+
+bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key)
+{
+	struct stripe *s = stripe_of(c, key->hash);
+	bool gone = false;
+
+	pthread_mutex_lock(&s->lock);
+	rcu_read_lock();
+	/* relaxed: written under this stripe lock, which we hold */
+	if (atomic_load_explicit(&e->published, memory_order_relaxed)) {
+		if (e->kind == ENT_POSITIVE)   /* before it goes: see Ordering */
+			dir_drop_note(e->dir);
+		gone = cds_lfht_del(c->names, &e->node) == 0;
+		udc_assert(gone);   /* the stripe is ours */
+	}
+	rcu_read_unlock();
+	if (gone)
+		entry_unlink_locked(c, e);
+	pthread_mutex_unlock(&s->lock);
+	if (gone)
+		stat_add(thread_stats(c), evictions, 1);
+	return gone;
+}
+
+uint8_t entry_hit_spend(struct udc_entry *e)
+{
+	/* relaxed: see Ordering, hits */
+	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
+
+	if (h)
+		atomic_store_explicit(&e->hits, (uint8_t)(h - 1), memory_order_relaxed);
+	return h;
+}
+
+/*
+ * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
+ * class), or drop it if stale, or leave it if it is no longer published.
+ */
+enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
+{
+	struct udc_cache *c = arg;
+	struct udc_entry *old = old_obj, *e = new_obj;
+	struct entry_key key;
+	enum slab_verdict v = SLAB_KEPT;
+
+	if (!entry_key_copy(c, old, &key))
+		return SLAB_KEPT;   /* dead: slab gets it back when its free lands */
+	const struct name_key k = { .dir = key.dir, .name = key.name, .len = key.len };
+	struct stripe *s = stripe_of(c, key.hash);
+	struct cds_lfht_iter it;
+	bool stale = false;
+
+	pthread_mutex_lock(&s->lock);
+	rcu_read_lock();
+	cds_lfht_lookup(c->names, key.hash, name_match, &k, &it);
+	if (cds_lfht_iter_get_node(&it) != &old->node)
+		goto out;   /* replaced or dropped since the key was copied */
+	if (!entry_current(old)) {
+		/* Stale: no lookup answers from it; drop it (below). */
+		stale = cds_lfht_del(c->names, &old->node) == 0;
+		udc_assert(stale);   /* the stripe is ours: nobody else removes it */
+		goto out;
+	}
+	/* The header field by field (hits is raised by readers: an atomic
+	 * load), the rest (attr, name or its pointer) as bytes. */
+	e->dir = old->dir;
+	e->gen = old->gen;
+	e->len = old->len;
+	e->kind = old->kind;
+	e->ext = old->ext;
+	e->type = old->type;
+	atomic_init(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed));
+	atomic_init(&e->published, 1);
+	size_t size = entry_size((enum entry_kind)old->kind, old->len);
+	if (old->kind == ENT_POSITIVE) {
+		/* Not the children link: the neighbours' (un)links write it under
+		 * dir->lock (mutate.c), so it is taken over under that lock. */
+		struct udc_pos *op = entry_pos(old), *np = entry_pos(e);
+		np->ino = op->ino;
+		np->cookie = op->cookie;
+		memcpy(np->name, op->name, size - offsetof(struct udc_pos, name));
+		udc_spin_lock(&old->dir->lock);
+		cds_list_replace(&op->child, &np->child);
+		udc_spin_unlock(&old->dir->lock);
+	} else {
+		memcpy(e + 1, old + 1, size - sizeof(*old));
+	}
+	/* TSan: pairs with rcu_found_note in name_match (common/rcu_tsan.h) */
+	rcu_publish_note(&e->node);
+	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);
+	udc_assert(rc == 0);   /* same key, and the stripe keeps it in the table */
+	(void)rc;
+	/* relaxed: the old copy is out of the table; sweepers find no key */
+	atomic_store_explicit(&old->published, 0, memory_order_relaxed);
+	stat_add(thread_stats(c), moved, 1);
+	v = SLAB_MOVED;
+out:
+	rcu_read_unlock();
+	if (stale) {
+		/* Freed the engine's way (its external name too): new_obj goes back. */
+		UDC_PROBE(evict, UDC_PROBE_EVICT_STALE, (int)old->kind, entry_slot_size(c, old),
+			  key.dir, key.name, key.len);
+		entry_unlink_locked(c, old);
+		stat_add(thread_stats(c), evictions, 1);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
