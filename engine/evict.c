@@ -11,7 +11,7 @@
  * the table), which may be freed under it (entry_key_copy says whether it
  * is still published).
  *
- * Probes (engine/probe.h): evict (STALE) for a stale entry that a move
+ * Probes (common/probe.h): evict (STALE) for a stale entry that a move
  * dropped instead of copying.
  *
  * Locking:
@@ -42,7 +42,7 @@
  *   spend is a lost hit.
  */
 #include "engine/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out)
 {

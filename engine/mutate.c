@@ -9,7 +9,7 @@
  * children lists, the per-directory and per-thread entry counts, the
  * rename seqcount's write side.
  *
- * Probes (engine/probe.h): insert in entry_publish_locked (every entry
+ * Probes (common/probe.h): insert in entry_publish_locked (every entry
  * published goes through it), decline in udc_add_negative, invalidate in
  * udc_invalidate and dir_forget (invalidate_dir, rmdir, a directory
  * renamed over).
@@ -49,7 +49,7 @@
  *   pair with udc_walk's ck_sequence_read_begin/retry.
  */
 #include "engine/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 #include <errno.h>
 

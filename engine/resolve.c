@@ -30,7 +30,7 @@
  * fill protocol (dir_drop_note).  ".." answers are recorded only if the
  * directory's parent record did not change meanwhile (dir_parent_learn).
  *
- * Probes (engine/probe.h): resolve_miss in resolve_name, backend_call and
+ * Probes (common/probe.h): resolve_miss in resolve_name, backend_call and
  * backend_return around each backend->lookup, decline for a negative
  * not admitted.
  *
@@ -47,7 +47,7 @@
  *   no answer older than an invalidation is ever served.
  */
 #include "engine/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 #include <errno.h>
 

@@ -17,7 +17,7 @@
  * same batches between calls (compact_batch), and udc_shrink() runs them
  * to the end (compact_all).
  *
- * Probes (engine/probe.h): compact_batch after each batch (with the
+ * Probes (common/probe.h): compact_batch after each batch (with the
  * fragmentation it left); slab/compact.c's compact_page for each page
  * worked on, engine/evict.c's evict (STALE) for a stale entry dropped.
  *
@@ -34,7 +34,7 @@
  *   relaxed too.  The moves' ordering is engine/evict.c's.
  */
 #include "engine/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 #define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
 #define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */

@@ -16,7 +16,7 @@
  * the thread, the inline pass also ages negatives, a batch at most every
  * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
  *
- * Probes (engine/probe.h): reclaim for each eviction pass (which caller,
+ * Probes (common/probe.h): reclaim for each eviction pass (which caller,
  * the bytes asked for and those evicted); the entries are sweep.c's.
  *
  * Locking:
@@ -33,7 +33,7 @@
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
  */
 #include "engine/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 #include <errno.h>
 #include <time.h>

@@ -52,11 +52,11 @@
  * evicted name negative.  Promotion is
  * entry_move's (compact.c).
  *
- * Probes (engine/probe.h): evict for each entry evicted (with its reason),
+ * Probes (common/probe.h): evict for each entry evicted (with its reason),
  * promote, refault, and sweep_batch for each slab_sweep call (sweep_class).
  */
 #include "engine/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 #include <errno.h>
 #include <time.h>

@@ -24,7 +24,7 @@
  *   that still hold the old copy keep it until their read-side section
  *   ends (call_rcu).  The counters are relaxed (stats only).
  *
- * Probes (engine/probe.h, self-contained): compact_page for each sparse
+ * Probes (common/probe.h, self-contained): compact_page for each sparse
  * page slab_compact worked on (emptied unless the budget ran out): slots
  * visited, moved, dropped.
  *
@@ -33,7 +33,7 @@
  * occupancy would make it O(1).
  */
 #include "slab/internal.h"
-#include "engine/probe.h"
+#include "common/probe.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine/probe.h - USDT (sys/sdt.h) probes, provider "udcache".
+ * common/probe.h - USDT (sys/sdt.h) probes, provider "udcache".
  *
  * UDC_PROBE(name, args...) marks a static probe point: one nop in the
  * code and a note in the ELF's .note.stapsdt section, which perf (perf
@@ -73,8 +73,8 @@
  *                                     sweep (an estimate; 0 with no object)
  *                                     (mutate.c udc_invalidate, dir_forget)
  */
-#ifndef UDC_ENGINE_PROBE_H
-#define UDC_ENGINE_PROBE_H
+#ifndef UDC_COMMON_PROBE_H
+#define UDC_COMMON_PROBE_H
 
 /* evict's reason */
 enum udc_probe_evict {
