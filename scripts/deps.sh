@@ -18,6 +18,8 @@ PACKAGES=(
 	libsodium-dev
 	systemtap-sdt-dev
 	gnuplot-nox
+	clang
+	libclang-rt-14-dev
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

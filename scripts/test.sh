@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# scripts/test.sh - build and run every test in the release and ASan+UBSan builds.
+# scripts/test.sh - build and run every test in the release and ASan+UBSan builds,
+# then the fuzzer for a minute.
 #
-# Usage: scripts/test.sh [preset...]   (default: release asan-ubsan)
+# Usage: scripts/test.sh [preset...]   (default: release asan-ubsan fuzz)
 # For each preset: configure, build, then `ctest --preset <preset>`, which runs
-# the Criterion executables.  Every preset is run even if an earlier one fails;
+# the Criterion executables.  "fuzz" is scripts/fuzz.sh instead: the libFuzzer
+# harness (tests/fuzz) replays its regressions and seeds, then fuzzes for
+# UDC_FUZZ_SECONDS (60).  Every preset is run even if an earlier one fails;
 # the exit status is non-zero if any failed.
 set -euo pipefail
 
@@ -29,13 +32,22 @@ fi
 if (($# > 0)); then
 	presets=("$@")
 else
-	presets=(release asan-ubsan)
+	presets=(release asan-ubsan fuzz)
 fi
 
 failed=()
 for preset in "${presets[@]}"; do
 	echo
 	echo "==================== preset: $preset ===================="
+	if [[ "$preset" == fuzz ]]; then
+		if ./scripts/fuzz.sh "${UDC_FUZZ_SECONDS:-60}"; then
+			echo "==================== preset $preset: PASSED ===================="
+		else
+			echo "==================== preset $preset: FAILED ===================="
+			failed+=("$preset")
+		fi
+		continue
+	fi
 	if cmake --preset "$preset" &&
 		cmake --build --preset "$preset" -j"$(nproc)" &&
 		ctest --preset "$preset" --no-tests=error; then
