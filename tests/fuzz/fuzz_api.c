@@ -1457,6 +1457,10 @@ static void op_stats(void)
 	memset(&st, 0x5a, sizeof(st));
 	st.size = b == 0 ? UDC_STATS_SIZE_V0 : b == 1 ? sizeof(st) : b == 2 ? 8 : sizeof(st) + 8;
 	size_t size = st.size;
+	if (b == 1) {   /* an idle spell changes no answer */
+		udc_thread_offline(C);
+		udc_thread_online(C);
+	}
 	udc_stats_get(C, &st);
 	tr("stats size %zu\n", size);
 	if (b >= 2) {   /* a size it does not know: untouched */
@@ -1586,7 +1590,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&last_stats, 0, sizeof(last_stats));
 
 	/* config: bit 0 KEEP_UNLINKED; bits 1-2 the backend (3: none, 2: no
-	 * readlink); bits 3-5 the initial memory limit */
+	 * readlink); bits 3-5 the initial memory limit; bit 6 negatives age
+	 * out after 1 ms (else never: ageing depends on the clock) */
 	uint8_t cfgb = u8();
 	have_backend = ((cfgb >> 1) & 3) != 3;
 	have_readlink = ((cfgb >> 1) & 3) < 2;
@@ -1598,7 +1603,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.hash_key[0] = 0x0123456789abcdefULL;
 	cfg.hash_key[1] = 0xfedcba9876543210ULL;
 	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD | (cfgb & 1 ? UDC_CFG_KEEP_UNLINKED : 0);
-	cfg.negative_max_age_ms = UINT32_MAX;
+	cfg.negative_max_age_ms = cfgb & 0x40 ? 1 : UINT32_MAX;
 	cfg.memory_limit = limits[(cfgb >> 3) % MAXLIMITS];
 	cur_limit = cfg.memory_limit ? cfg.memory_limit : (size_t)64 << 20;
 	tr("--- input of %zu bytes: keep_unlinked %d backend %d readlink %d limit %zu\n", size,
