@@ -83,11 +83,6 @@ static struct udc_attr dir_attr(struct udc_cache *c, udc_ino ino)
 	return a;
 }
 
-static bool may_have_children(uint32_t type)
-{
-	return type == UDC_TYPE_DIR || type == UDC_TYPE_UNKNOWN;
-}
-
 /*
  * Replace the walked path by target + rest (rest starts at the '/' after
  * the link's component, or is empty).  Return the new length or -errno.
@@ -164,46 +159,22 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	struct udc_cache *c = w->c;
 	unsigned nlinks = 0;
 	struct udc_attr cur;
+	struct path_comp comp;
 	size_t i = 0;
+	int r;
 
 	if (path[0] == '/')
 		start = c->root;
 	cur = dir_attr(c, start);
 
-	for (;;) {
-		while (i < len && path[i] == '/')
-			i++;
-		if (i == len)
-			break;
-		size_t j = i;
-		while (j < len && path[j] != '/')
-			j++;
-		const char *comp = path + i;
-		size_t clen = j - i;
-		bool slash_after = j < len;
-		size_t next = j;
-		while (next < len && path[next] == '/')
-			next++;
-		bool last = next == len;
-
-		if (clen > UDC_NAME_MAX)
-			return -ENAMETOOLONG;
-		if (!may_have_children(cur.type))
-			return -ENOTDIR;
-		i = j;
-		if (clen == 1 && comp[0] == '.')
-			continue;
-
+	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
 		struct udc_attr a;
-		if (clen == 2 && comp[0] == '.' && comp[1] == '.' && cur.ino == c->root) {
+		if (name_is_dotdot(comp.name, comp.len) && cur.ino == c->root)
 			a = dir_attr(c, c->root);
-		} else {
-			int r = walk_component(w, cur.ino, comp, clen, &a);
-			if (r)
-				return r;
-		}
+		else if ((r = walk_component(w, cur.ino, comp.name, comp.len, &a)))
+			return r;
 
-		bool follow = !last || slash_after || (w->flags & UDC_WALK_FOLLOW);
+		bool follow = !comp.last || comp.slash_after || (w->flags & UDC_WALK_FOLLOW);
 		if (a.type != UDC_TYPE_SYMLINK || !follow) {
 			cur = a;
 			continue;
@@ -216,12 +187,11 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 				w->need_ino = a.ino;
 				return NEED_LINK;
 			}
-			int r = link_read(w, a.ino);
-			if (r)
+			if ((r = link_read(w, a.ino)))
 				return r;
 			l = &w->links[w->nr_links - 1];
 		}
-		ssize_t nlen = splice_link(w, l, path + j, len - j);
+		ssize_t nlen = splice_link(w, l, path + comp.end, len - comp.end);
 		if (nlen < 0)
 			return (int)nlen;
 		path = w->buf;
@@ -231,9 +201,11 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 			cur = dir_attr(c, c->root);
 		/* a relative target resolves from the link's directory: cur */
 	}
+	if (r < 0)
+		return r;
 
 	/* A trailing '/' asks for a directory. */
-	if (len && path[len - 1] == '/' && !may_have_children(cur.type))
+	if (path_wants_dir(path, len) && !type_may_have_children(cur.type))
 		return -ENOTDIR;
 	if (out)
 		*out = cur;
@@ -274,16 +246,10 @@ static int walk_locked(struct walk *w, udc_ino start, const char *path, size_t l
 int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len, unsigned flags,
 	     const struct udc_call *call, struct udc_attr *out)
 {
-	if (!c || !path || (flags & ~(unsigned)UDC_WALK_FOLLOW))
-		return -EINVAL;
-	if (len > UDC_PATH_MAX)
-		return -ENAMETOOLONG;
-	if (memchr(path, '\0', len))
-		return -EINVAL;
-	if (len == 0)
-		return -ENOENT;
-	if (path[0] != '/' && start == UDC_INO_NONE)
-		return -EINVAL;
+	int check = walk_check(c, start, path, len, flags);
+
+	if (check)
+		return check;
 	thread_enter();
 
 	struct walk walk = { .c = c, .call = call, .flags = flags };   /* ~1.3 KiB */

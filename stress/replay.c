@@ -124,6 +124,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/path.h"
 #include "stress/replay.h"
 
 extern char **environ;
@@ -508,18 +509,19 @@ static bool walk_dir_ok(struct wstate *w, uint32_t o)
 
 /* The object at slot s now; in the build, an unknown slot is decided from
  * the log's outcome.  0: absent (the walk stops with -ENOENT). */
-static uint32_t walk_child(struct wstate *w, uint32_t dir, const char *name, size_t len, bool last,
-			   bool penult, bool slash_after, bool follow, uint32_t *slotp)
+static uint32_t walk_child(struct wstate *w, uint32_t dir, const struct path_comp *comp,
+			   bool penult, bool follow, uint32_t *slotp)
 {
 	struct replay_trace *t = w->t;
+	bool last = comp->last, slash_after = comp->slash_after;
 
 	if (!w->b) {
-		uint32_t s = slot_find(t, dir, name, len);
+		uint32_t s = slot_find(t, dir, comp->name, comp->len);
 		*slotp = s;
 		return s == NONE ? 0 : w->cur[s];
 	}
 	const struct kreq *q = w->q;
-	uint32_t s = slot_get(w->b, dir, name, len);
+	uint32_t s = slot_get(w->b, dir, comp->name, comp->len);
 	struct rslot *sl = &t->slots[s];
 	*slotp = s;
 	if (sl->known)
@@ -563,6 +565,19 @@ static uint32_t walk_child(struct wstate *w, uint32_t dir, const char *name, siz
 	return o;
 }
 
+/* Symlink o's target (in synth, >= 16 bytes, if it is synthetic) and its length. */
+static size_t link_target(const struct replay_trace *t, uint32_t o, char *synth, const char **tg)
+{
+	const struct robj *l = &t->objs[o];
+
+	if (l->flags & OBJ_SYNTH) {
+		*tg = synth;
+		return synth_target(o, synth);
+	}
+	*tg = t->str + l->target;
+	return l->tlen;
+}
+
 /*
  * Walk path from start with udc_walk's rules (engine/walk.c): the same
  * answers, including -ENOTDIR, -ELOOP and -ENAMETOOLONG.  In the build (w->b)
@@ -574,43 +589,21 @@ static struct wres walk_path(struct wstate *w, uint32_t start, const char *path,
 {
 	struct replay_trace *t = w->t;
 	struct wres res = { .err = 0, .obj = 0, .slot = NONE };
+	struct path_comp comp, then;
 	char synth[24];
 	unsigned nlinks = 0;
 	size_t i = 0;
 
-	if (len == 0) {
-		res.err = -ENOENT;
+	res.err = path_check(path, len);
+	if (res.err)
 		return res;
-	}
-	if (len > UDC_PATH_MAX) {
-		res.err = -ENAMETOOLONG;
-		return res;
-	}
 	uint32_t cur = path[0] == '/' ? ROOT : start;
 	uint32_t cur_slot = NONE;
-	for (;;) {
-		while (i < len && path[i] == '/')
-			i++;
-		if (i == len)
-			break;
-		size_t j = i;
-		while (j < len && path[j] != '/')
-			j++;
-		const char *comp = path + i;
-		size_t clen = j - i;
-		bool slash_after = j < len;
-		size_t next = j;
-		while (next < len && path[next] == '/')
-			next++;
-		bool last = next == len;
-		size_t after = next; /* the next component is the last one: penult */
-		while (after < len && path[after] != '/')
-			after++;
-		while (after < len && path[after] == '/')
-			after++;
-		bool penult = !last && after == len;
+	while (path_next(path, len, &i, &comp)) {
+		size_t after = comp.end; /* the next component is the last one: penult */
+		bool penult = path_next(path, len, &after, &then) && then.last;
 
-		if (clen > UDC_NAME_MAX) {
+		if (comp.len > UDC_NAME_MAX) {
 			res.err = -ENAMETOOLONG;
 			return res;
 		}
@@ -618,22 +611,21 @@ static struct wres walk_path(struct wstate *w, uint32_t start, const char *path,
 			res.err = -ENOTDIR;
 			return res;
 		}
-		i = j;
-		if (clen == 1 && comp[0] == '.') {
+		if (name_is_dot(comp.name, comp.len)) {
 			cur_slot = NONE;
 			continue;
 		}
 		uint32_t a, s = NONE;
-		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+		if (name_is_dotdot(comp.name, comp.len)) {
 			a = cur == ROOT ? ROOT : w->parent ? w->parent[cur] : t->objs[cur].parent;
 		} else {
-			a = walk_child(w, cur, comp, clen, last, penult, slash_after, follow, &s);
+			a = walk_child(w, cur, &comp, penult, follow, &s);
 			if (!a) {
 				res.err = -ENOENT;
 				return res;
 			}
 		}
-		bool fol = !last || slash_after || follow;
+		bool fol = !comp.last || comp.slash_after || follow;
 		if (t->objs[a].type != UDC_TYPE_SYMLINK || !fol) {
 			cur = a;
 			cur_slot = s;
@@ -643,34 +635,28 @@ static struct wres walk_path(struct wstate *w, uint32_t start, const char *path,
 			res.err = -ELOOP;
 			return res;
 		}
-		const struct robj *l = &t->objs[a];
-		const char *tg = synth;
-		size_t tlen;
-		if (l->flags & OBJ_SYNTH) {
-			tlen = synth_target(a, synth);
-		} else {
-			tg = t->str + l->target;
-			tlen = l->tlen;
-		}
+		const char *tg;
+		size_t tlen = link_target(t, a, synth, &tg);
 		if (tlen == 0) {
 			res.err = -ENOENT;
 			return res;
 		}
-		if (tlen + (len - j) > UDC_PATH_MAX) {
+		size_t rest = len - comp.end;
+		if (tlen + rest > UDC_PATH_MAX) {
 			res.err = -ENAMETOOLONG;
 			return res;
 		}
 		/* tg is in t->str or synth, never in w->buf; the rest may be. */
-		memmove(w->buf + tlen, path + j, len - j);
+		memmove(w->buf + tlen, path + comp.end, rest);
 		memcpy(w->buf, tg, tlen);
 		path = w->buf;
-		len = tlen + (len - j);
+		len = tlen + rest;
 		i = 0;
 		if (path[0] == '/')
 			cur = ROOT;
 		cur_slot = NONE;
 	}
-	if (path[len - 1] == '/' && !walk_dir_ok(w, cur)) {
+	if (path_wants_dir(path, len) && !walk_dir_ok(w, cur)) {
 		res.err = -ENOTDIR;
 		return res;
 	}
@@ -1127,8 +1113,7 @@ static int fd_fit(const struct replay_trace *t, uint32_t d, const char *path, si
 	size_t n = 0;
 	while (n < len && path[n] != '/')
 		n++;
-	if (want != 0 || n == 0 || n > UDC_NAME_MAX || (n == 1 && path[0] == '.') ||
-	    (n == 2 && path[0] == '.' && path[1] == '.'))
+	if (want != 0 || name_check(path, n) || name_is_dotdot(path, n))
 		return 1;
 	if (n < len)
 		need = 1; /* a directory on the way */
@@ -1443,8 +1428,7 @@ static bool path_split(const char *path, size_t len, size_t *dlen, const char **
 		i--;
 	*base = path + i;
 	*blen = len - i;
-	if (*blen == 0 || *blen > UDC_NAME_MAX || (*blen == 1 && path[i] == '.') ||
-	    (*blen == 2 && path[i] == '.' && path[i + 1] == '.'))
+	if (name_check(*base, *blen) || name_is_dotdot(*base, *blen))
 		return false;
 	*dlen = i;
 	return true;

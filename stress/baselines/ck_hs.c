@@ -387,7 +387,7 @@ static void *ckh_create(const struct impl_config *cfg)
 static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct ckh_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -400,7 +400,7 @@ static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out)
 {
 	struct ckh_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -477,7 +477,7 @@ static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len, const st
 
 static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
-	int r = bl_call_check(cp, dir, name, len);
+	int r = call_check(cp, dir, name, len);
 
 	(void)client; /* no per-client admission here */
 	if (r)
@@ -488,7 +488,7 @@ static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
 static int ckh_remove(void *cp, udc_ino dir, const char *name, size_t len)
 {
 	struct ckh_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -506,11 +506,11 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		      const char *nname, size_t nlen, udc_ino moved)
 {
 	struct ckh_cache *c = cp;
-	int r = bl_call_check(c, ndir, nname, nlen);
+	int r = call_check(c, ndir, nname, nlen);
 
 	if (r)
 		return r;
-	r = bl_call_check(c, odir, oname, olen);
+	r = call_check(c, odir, oname, olen);
 	if (r)
 		return r;
 	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
@@ -555,7 +555,7 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 static int ckh_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
 	struct ckh_cache *c = cp;
-	int r = bl_call_check(c, parent, name, len);
+	int r = call_check(c, parent, name, len);
 
 	if (r)
 		return r;

@@ -2,8 +2,8 @@
 /*
  * stress/baselines/common.c - what the baseline name caches share.
  *
- * Owns: the name rules and argument checks (udcache's, the same -errno
- * values), the keyed name hash, the stale-answer guard, the path walk,
+ * Owns: the argument checks beyond the name rules (those are
+ * common/path.h's, udcache's own), the keyed name hash, the stale-answer guard, the path walk,
  * the byte counter of the allocation helpers, the backend call and stats
  * glue, and the urcu-memb thread registration of the RCU baselines.  No
  * state of its own but the registration's thread-local flags: every other
@@ -77,26 +77,6 @@
 /* ---------------------------------------------------------------------- */
 /* Names and arguments */
 
-int bl_name_check(const char *name, size_t len)
-{
-	if (!name || len == 0)
-		return -EINVAL;
-	if (len > UDC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (len == 1 && name[0] == '.')
-		return -EINVAL;
-	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return -EINVAL;
-	return 0;
-}
-
-int bl_call_check(const void *c, udc_ino dir, const char *name, size_t len)
-{
-	if (!c || dir == UDC_INO_NONE)
-		return -EINVAL;
-	return bl_name_check(name, len);
-}
-
 bool bl_attr_valid(const struct udc_attr *attr)
 {
 	return attr && attr->ino != UDC_INO_NONE && attr->type <= UDC_TYPE_OTHER &&
@@ -106,13 +86,13 @@ bool bl_attr_valid(const struct udc_attr *attr)
 int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 		 const struct udc_attr *attr)
 {
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
 	if (!bl_attr_valid(attr))
 		return -EINVAL;
-	if (len == 2 && name[0] == '.' && name[1] == '.' && attr->type != UDC_TYPE_DIR)
+	if (name_is_dotdot(name, len) && attr->type != UDC_TYPE_DIR)
 		return -EINVAL; /* udc_add: ".." names a directory */
 	return 0;
 }
@@ -285,11 +265,6 @@ static struct udc_attr dir_attr(udc_ino ino)
 	return (struct udc_attr){ .ino = ino, .type = UDC_TYPE_DIR };
 }
 
-static bool may_have_children(uint32_t type)
-{
-	return type == UDC_TYPE_DIR || type == UDC_TYPE_UNKNOWN;
-}
-
 static int walk_push(struct walk *w, const struct udc_attr *a)
 {
 	if (w->depth == w->cap) {
@@ -353,41 +328,26 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		     struct udc_attr *out)
 {
 	unsigned nlinks = 0;
+	struct path_comp comp;
 	size_t i = 0;
 
 	w->depth = 0;
 	struct udc_attr cur = dir_attr(path[0] == '/' ? w->cfg->root : start);
-	for (;;) {
-		while (i < len && path[i] == '/')
-			i++;
-		if (i == len)
-			break;
-		size_t j = i;
-		while (j < len && path[j] != '/')
-			j++;
-		const char *comp = path + i;
-		size_t clen = j - i;
+	int r;
+
+	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
 		/* a symlink is followed unless last with no '/' after, and no FOLLOW */
-		bool follow = j < len || (w->flags & UDC_WALK_FOLLOW);
-
-		if (clen > UDC_NAME_MAX)
-			return -ENAMETOOLONG;
-		if (!may_have_children(cur.type))
-			return -ENOTDIR;
-		i = j;
-		if (clen == 1 && comp[0] == '.')
-			continue;
-
+		bool follow = comp.slash_after || (w->flags & UDC_WALK_FOLLOW);
 		struct udc_attr a;
-		int r;
-		if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+
+		if (name_is_dotdot(comp.name, comp.len)) {
 			r = walk_dotdot(w, &cur, &a);
 			if (r)
 				return r;
 			cur = a;
 			continue;
 		}
-		r = w->resolve(w->c, cur.ino, comp, clen, w->call, &a);
+		r = w->resolve(w->c, cur.ino, comp.name, comp.len, w->call, &a);
 		if (r)
 			return r;
 		if (a.type != UDC_TYPE_SYMLINK || !follow) {
@@ -399,7 +359,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		}
 		if (++nlinks > WALK_MAX_SYMLINKS || !w->cfg->backend || !w->cfg->backend->readlink)
 			return -ELOOP;
-		ssize_t n = walk_splice_link(w, a.ino, path + j, len - j);
+		ssize_t n = walk_splice_link(w, a.ino, path + comp.end, len - comp.end);
 		if (n < 0)
 			return (int)n;
 		path = w->buf;
@@ -411,9 +371,11 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		}
 		/* a relative target resolves from the link's directory: cur */
 	}
+	if (r < 0)
+		return r;
 
 	/* A trailing '/' asks for a directory. */
-	if (path[len - 1] == '/' && !may_have_children(cur.type))
+	if (path_wants_dir(path, len) && !type_may_have_children(cur.type))
 		return -ENOTDIR;
 	*out = cur;
 	return 0;
@@ -423,16 +385,10 @@ int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct imp
 	    udc_ino start, const char *path, size_t len, unsigned flags,
 	    const struct udc_call *call, struct udc_attr *out)
 {
-	if (!c || !path || (flags & ~(unsigned)UDC_WALK_FOLLOW))
-		return -EINVAL;
-	if (len > UDC_PATH_MAX)
-		return -ENAMETOOLONG;
-	if (memchr(path, '\0', len))
-		return -EINVAL;
-	if (len == 0)
-		return -ENOENT;
-	if (path[0] != '/' && start == UDC_INO_NONE)
-		return -EINVAL;
+	int r = walk_check(c, start, path, len, flags);
+
+	if (r)
+		return r;
 
 	struct walk walk = {
 		.c = c,
@@ -444,7 +400,6 @@ int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct imp
 	};
 	struct walk *w = &walk;
 	struct udc_attr a;
-	int r;
 
 	w->stack = w->stack_inline;
 	for (;;) {

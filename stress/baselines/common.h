@@ -6,7 +6,8 @@
  * (kernel.c, lru_mutex.c, lfht.c, ck_hs.c) needs and that must behave the
  * same in each, so that the comparison measures their data structures and
  * not differences in glue:
- *  - bl_name_check(): udcache's name rules, the same -errno values;
+ *  - common/path.h: udcache's name and path rules, the same -errno values
+ *    (name_check(), call_check(), walk_check(), path_next());
  *  - bl_hash(): one keyed 64-bit hash of (dir, name), siphash-free and fast
  *    (the baselines are not attacked);
  *  - struct bl_guard: the stale-answer guard.  A resolve snapshots the
@@ -34,11 +35,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/path.h"
 #include "include/udcache.h"
 #include "stress/impl.h"
-
-/* 0, or -EINVAL (empty, ".", '/' or NUL inside) or -ENAMETOOLONG; ".." is legal. */
-int bl_name_check(const char *name, size_t len);
 
 /* Keyed hash of (dir, name): the same function in every baseline. */
 uint64_t bl_hash(const uint64_t key[2], udc_ino dir, const char *name, size_t len);
@@ -95,11 +94,9 @@ uint64_t bl_mem_bytes(const struct bl_mem *m);
  * Glue the baselines share, so that each behaves as udcache at its edges.
  */
 
-/* 0, or -EINVAL (NULL cache, dir UDC_INO_NONE), or bl_name_check()'s error. */
-int bl_call_check(const void *c, udc_ino dir, const char *name, size_t len);
 /* Whether udc_add() takes attr: not NULL, ino set, a known type, flags 0. */
 bool bl_attr_valid(const struct udc_attr *attr);
-/* udc_add()'s checks: bl_call_check(), bl_attr_valid(), ".." only as a directory. */
+/* udc_add()'s checks: call_check(), bl_attr_valid(), ".." only as a directory. */
 int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 		 const struct udc_attr *attr);
 /*

@@ -553,11 +553,6 @@ static struct kd_key kd_key_dir(struct kd_cache *c, udc_ino ino)
 	return kd_key_name(c, ino, "/", 1);
 }
 
-static inline bool name_is_dotdot(const char *name, size_t len)
-{
-	return len == 2 && name[0] == '.' && name[1] == '.';
-}
-
 /* ---------------------------------------------------------------------- */
 /* Allocation and freeing */
 
@@ -1259,7 +1254,7 @@ static void d_dir_set_cookie(struct kd_dentry *dir, uint64_t cookie)
 
 static int kd_check(void *c, udc_ino dir, const char *name, size_t len)
 {
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;

@@ -336,7 +336,7 @@ static void *lfht_create(const struct impl_config *cfg)
 static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct lfht_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -349,7 +349,7 @@ static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 			const struct udc_call *call, struct udc_attr *out)
 {
 	struct lfht_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -428,7 +428,7 @@ static int lfht_add(void *cp, udc_ino dir, const char *name, size_t len,
 
 static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
-	int r = bl_call_check(cp, dir, name, len);
+	int r = call_check(cp, dir, name, len);
 
 	(void)client; /* no per-client admission here */
 	if (r)
@@ -439,7 +439,7 @@ static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len
 static int lfht_remove(void *cp, udc_ino dir, const char *name, size_t len)
 {
 	struct lfht_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -478,11 +478,11 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 		       const char *nname, size_t nlen, udc_ino moved)
 {
 	struct lfht_cache *c = cp;
-	int r = bl_call_check(c, ndir, nname, nlen);
+	int r = call_check(c, ndir, nname, nlen);
 
 	if (r)
 		return r;
-	r = bl_call_check(c, odir, oname, olen);
+	r = call_check(c, odir, oname, olen);
 	if (r)
 		return r;
 	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
@@ -533,7 +533,7 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 static int lfht_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
 	struct lfht_cache *c = cp;
-	int r = bl_call_check(c, parent, name, len);
+	int r = call_check(c, parent, name, len);
 
 	if (r)
 		return r;

@@ -407,7 +407,7 @@ static void *lru_create(const struct impl_config *cfg)
 static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct lru_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -439,7 +439,7 @@ static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out)
 {
 	struct lru_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -501,7 +501,7 @@ static int lru_add(void *cp, udc_ino dir, const char *name, size_t len, const st
 
 static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
-	int r = bl_call_check(cp, dir, name, len);
+	int r = call_check(cp, dir, name, len);
 
 	(void)client; /* no per-client admission here */
 	if (r)
@@ -512,7 +512,7 @@ static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len,
 static int lru_remove(void *cp, udc_ino dir, const char *name, size_t len)
 {
 	struct lru_cache *c = cp;
-	int r = bl_call_check(c, dir, name, len);
+	int r = call_check(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -531,11 +531,11 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		      const char *nname, size_t nlen, udc_ino moved)
 {
 	struct lru_cache *c = cp;
-	int r = bl_call_check(c, ndir, nname, nlen);
+	int r = call_check(c, ndir, nname, nlen);
 
 	if (r)
 		return r;
-	r = bl_call_check(c, odir, oname, olen);
+	r = call_check(c, odir, oname, olen);
 	if (r)
 		return r;
 	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
@@ -582,7 +582,7 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 static int lru_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
 	struct lru_cache *c = cp;
-	int r = bl_call_check(c, parent, name, len);
+	int r = call_check(c, parent, name, len);
 
 	if (r)
 		return r;

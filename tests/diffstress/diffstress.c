@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/path.h"
 #include "include/udcache.h"
 #include "tests/diffstress/diffstress.h"
 
@@ -175,7 +176,7 @@ static int snap_lookup(const struct snap *s, udc_ino dir, const char *name, size
 		       struct udc_attr *a)
 {
 	char nm[16];
-	bool dotdot = len == 2 && name[0] == '.' && name[1] == '.';
+	bool dotdot = name_is_dotdot(name, len);
 
 	if (dir == ROOT) {
 		if (dotdot) {
@@ -235,41 +236,26 @@ static int snap_walk(const struct snap *s, udc_ino start, const char *path, size
 	size_t i = 0;
 	unsigned links = 0;
 	struct udc_attr cur = { .ino = start, .type = UDC_TYPE_DIR };
+	struct path_comp comp;
+	int r = path_check(path, len);
 
-	if (len == 0)
-		return -ENOENT;
+	if (r)
+		return r;
 	memcpy(buf, path, len);
 	if (buf[0] == '/')
 		cur.ino = ROOT;
-	for (;;) {
-		while (i < len && buf[i] == '/')
-			i++;
-		if (i == len)
-			break;
-		size_t j = i;
-		while (j < len && buf[j] != '/')
-			j++;
-		size_t next = j;
-		while (next < len && buf[next] == '/')
-			next++;
-		bool last = next == len, slash = j < len;
-		const char *comp = buf + i;
-		size_t clen = j - i;
-		if (cur.type != UDC_TYPE_DIR)
-			return -ENOTDIR;
-		i = j;
-		if (clen == 1 && comp[0] == '.')
-			continue;
+	/* the store's types are all known: type_may_have_children() is "a directory" */
+	while ((r = walk_next_name(buf, len, &i, cur.type, &comp)) > 0) {
 		struct udc_attr a;
-		int r = snap_lookup(s, cur.ino, comp, clen, &a);
-		if (r)
+		if ((r = snap_lookup(s, cur.ino, comp.name, comp.len, &a)))
 			return r;
-		if (a.type == UDC_TYPE_SYMLINK && (!last || slash || (flags & UDC_WALK_FOLLOW))) {
+		bool follow = !comp.last || comp.slash_after || (flags & UDC_WALK_FOLLOW);
+		if (a.type == UDC_TYPE_SYMLINK && follow) {
 			if (++links > 40)
 				return -ELOOP;
 			const char *t = store.obj[a.ino].target;
-			size_t tl = strlen(t), rest = len - j;
-			memmove(buf + tl, buf + j, rest);
+			size_t tl = strlen(t), rest = len - comp.end;
+			memmove(buf + tl, buf + comp.end, rest);
 			memcpy(buf, t, tl);
 			len = tl + rest;
 			i = 0;
@@ -279,7 +265,9 @@ static int snap_walk(const struct snap *s, udc_ino start, const char *path, size
 		}
 		cur = a;
 	}
-	if (buf[len - 1] == '/' && cur.type != UDC_TYPE_DIR)
+	if (r < 0)
+		return r;
+	if (path_wants_dir(buf, len) && !type_may_have_children(cur.type))
 		return -ENOTDIR;
 	*out = cur;
 	return 0;
