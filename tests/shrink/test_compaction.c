@@ -1,5 +1,5 @@
 /*
- * tests/engine/test_compaction.c - entries move out of sparse slab pages
+ * tests/shrink/test_compaction.c - entries move out of sparse slab pages
  * and the pages go back, with never a wrong, missing or resurrected answer.
  *
  * The concurrent test fills a cache, then removes a random 90% of its

@@ -1,5 +1,5 @@
 /*
- * tests/engine/test_reclaim_thread.c - the background reclaim thread does
+ * tests/shrink/test_reclaim_thread.c - the background reclaim thread does
  * between calls what the inline path leaves: it compacts the pages that
  * the last removals left sparse, and it evicts down to the low watermark.
  * Both are waited for by polling with a generous deadline (the thread's
