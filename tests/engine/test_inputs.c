@@ -581,11 +581,23 @@ Test(inputs, stats_size_checked)
 	cr_expect_eq(st.membarrier, 0xA5A5A5A5A5A5A5A5ULL, "V0: membarrier (past V0) written");
 	cr_expect_eq(st.walk_retries, 0xA5A5A5A5A5A5A5A5ULL, "V0: walk_retries (past V0) written");
 
-	/* The full size fills the extensions. */
-	st = tc_stats(env.c);
+	/* A size between: the fields it covers are filled, the rest is left
+	 * alone (V0 plus membarrier, the first extension). */
+	memset(&st, 0xA5, sizeof(st));
+	st.size = offsetof(struct udc_stats, membarrier) + sizeof(st.membarrier);
+	udc_stats_get(env.c, &st);
 	cr_expect_eq(st.bytes_limit, TC_MEMORY_LIMIT);
-	cr_expect(st.membarrier == 0 || st.membarrier == 1, "membarrier = %llu",
-		  (unsigned long long)st.membarrier);
+	cr_expect_neq(st.membarrier, 0xA5A5A5A5A5A5A5A5ULL, "V0+1: membarrier not written");
+	cr_expect_eq(st.nr_dirs, 0xA5A5A5A5A5A5A5A5ULL, "V0+1: nr_dirs (past the size) written");
+
+	/* The full size fills every extension, the last one included. */
+	memset(&st, 0xA5, sizeof(st));
+	st.size = sizeof(st);
+	udc_stats_get(env.c, &st);
+	cr_expect_eq(st.bytes_limit, TC_MEMORY_LIMIT);
+	cr_expect_neq(st.membarrier, 0xA5A5A5A5A5A5A5A5ULL, "full: membarrier not written");
+	cr_expect_neq(st.negatives_declined, 0xA5A5A5A5A5A5A5A5ULL,
+		      "full: negatives_declined not written");
 }
 
 Test(inputs, thread_offline_online)
