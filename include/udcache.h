@@ -192,7 +192,8 @@ UDC_API void udc_destroy(udc_cache *c);
  *
  * Context: any; lock-free, never blocks, takes no lock, does no atomic
  * read-modify-write and, in the steady state, stores to no shared cache line
- * (at most one plain store that raises an entry's hit counter).
+ * (at most one plain store that raises an entry's hit counter, a byte that
+ * reclaim lowers).
  * Ordering: a lookup that starts after udc_add() (or any mutation) of the
  * name has returned sees its effect.
  * Return: UDC_POSITIVE, UDC_NEGATIVE or UDC_MISS; -EINVAL for a NULL cache,
@@ -436,7 +437,9 @@ UDC_API size_t udc_shrink(udc_cache *c, size_t bytes);
 
 /**
  * udc_set_memory_limit() - change cfg->memory_limit (0 = 64 MiB).
- * Return: 0 or -EINVAL (NULL cache).
+ * Return: 0; -EINVAL (NULL cache); -ENOMEM (a lower limit may need a smaller
+ * table of evicted names' fingerprints, which could not be allocated): the
+ * limit is then unchanged.
  */
 UDC_API int udc_set_memory_limit(udc_cache *c, size_t bytes);
 
@@ -488,9 +491,11 @@ struct udc_stats {
 
 /**
  * udc_stats_get() - fill @st with the cache's statistics.
- * @st: st->size must be set by the caller: UDC_STATS_SIZE_V0 (the fields up
- *      to bytes_limit) or sizeof(struct udc_stats).  With another size, or
- *      a NULL cache, *st is left as it is.
+ * @st: st->size must be set by the caller, to any size from
+ *      UDC_STATS_SIZE_V0 (the fields up to bytes_limit) to
+ *      sizeof(struct udc_stats): the first st->size bytes are filled, the
+ *      rest left as they are.  With a size outside that range, or a NULL
+ *      cache, *st is left as it is.
  *
  * Context: any thread; takes no lock that lookups take.
  */
