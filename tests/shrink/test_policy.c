@@ -135,8 +135,9 @@ Test(policy, a_refault_goes_to_main)
 		(unsigned long long)refaults, n, kept);
 	/* Ghosts are fingerprints in a table of about one slot per entry the
 	 * cache holds: the evictions after the g names' (reclaim runs ahead
-	 * of the limit, and the re-adds evict too) overwrite a share of them,
-	 * measured 25-45% here.  The names that did refault stay: all of them
+	 * of the limit, and the re-adds evict too) overwrite a share of them:
+	 * 51-59% of the names refault, measured here (docs/SHRINK.md,
+	 * Limitations).  The names that did refault stay: all of them
 	 * measured alone; on a loaded machine (the suite's parallel tests) a
 	 * pass once found probation under its share and swept main for a
 	 * 16 KiB batch, about 250 names. */
