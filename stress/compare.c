@@ -2,7 +2,7 @@
 /*
  * stress/compare.c - the workloads that run against every --impl: hit,
  * trickle, churn, rmdir, rename, mixed, and replay's report (the parser and
- * the replay itself are stress/replay.c).
+ * the replay itself are stress/replay/).
  *
  * Owns: the model store these workloads share (a backend that knows every
  * name they use from the name alone, plus the rename workload's slot table),
@@ -1157,7 +1157,7 @@ bool compare_has(const char *workload)
 }
 
 /* ---------------------------------------------------------------------- */
-/* replay: every --trace through stress/replay.c, one report */
+/* replay: every --trace through stress/replay/, one report */
 
 int run_replay(const struct options *opt)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stress/compare.h - the workloads that run against every --impl
- * (stress/compare.c) and the trace replay (stress/replay.c).
+ * (stress/compare.c) and the trace replay (stress/replay/).
  *
  * Owns nothing at run time.  Locking and Ordering: see the .c files.
  */

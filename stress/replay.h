@@ -2,12 +2,13 @@
 /*
  * stress/replay.h - replay real `strace -f` logs against a name cache.
  *
- * Owns nothing at run time: the declarations of stress/replay.c, which reads
+ * Owns nothing at run time: the declarations of stress/replay/, which reads
  * a log (plain or gzip), builds from it a model file tree that reproduces
  * every outcome the log shows, and replays the log's path lookups through
  * impl->walk() with that tree as the cache's backend, telling the cache of
  * every change (unlink, rename, mkdir, rmdir, create).  See the comment at
- * the top of replay.c for the rules and their limits.
+ * the top of stress/replay/parse.c (reading), model.c (building the model)
+ * and run.c (replaying) for the rules and their limits.
  *
  * Locking: a trace is read-only once replay_load() returns; replay_run()
  * is single-threaded and keeps its own state, so several replay_run() calls

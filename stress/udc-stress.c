@@ -13,7 +13,7 @@
  *
  * Structure: workloads[] is a table of {name, summary, run}.  The
  * workloads that compare implementations (mixed, hit, trickle, churn, rmdir,
- * rename: stress/compare.c; replay: stress/replay.c) run against --impl,
+ * rename: stress/compare.c; replay: stress/replay/) run against --impl,
  * udcache or a baseline in stress/baselines/, through stress/impl.h.  The
  * others study udcache's own parts: hash, alloc and frag here, hotset,
  * invalidate and buildtrace in stress/policy.c.  A run function prepares
