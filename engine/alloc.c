@@ -123,19 +123,20 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(e)));
 }
 
-/* The slab classes of entries: negatives and positives apart, each size
- * twice: probation (filled once, a FIFO) and main (shrink/sweep.c). */
-static const struct slab_config entry_classes[2] = {
-	[ENT_NEGATIVE] = { .nr_classes = 4, .class_size = { 64, 64, 96, 96 }, .fifo_mask = 0x5,
-			   .retained_max = 4 },
-	[ENT_POSITIVE] = { .nr_classes = 4, .class_size = { 96, 96, 128, 128 }, .fifo_mask = 0x5,
-			   .retained_max = 4 },
+/* The entries' sizes: negatives and positives apart (their slots, name
+ * inline up to NEG_INLINE_MAX / POS_INLINE_MAX).  The policy lays the
+ * classes out (shrink_slab_config: each size twice, its two queues). */
+static const size_t entry_sizes[2][2] = {
+	[ENT_NEGATIVE] = { 64, 96 },
+	[ENT_POSITIVE] = { 96, 128 },
 };
 
 int entry_slabs_create(struct udc_cache *c)
 {
 	for (unsigned k = 0; k < 2; k++) {
-		c->slabs[k] = slab_create(&entry_classes[k]);
+		struct slab_config cfg;
+		shrink_slab_config(entry_sizes[k], 2, &cfg);
+		c->slabs[k] = slab_create(&cfg);
 		if (!c->slabs[k])
 			return -ENOMEM;
 	}
@@ -164,9 +165,7 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	int cls = slab_class_for_size(s, entry_size(kind, len));
 
 	udc_assert(cls >= 0);
-	if (ghost_take(c, hash, kind))
-		cls = (int)entry_main_class((unsigned)cls);
-	struct udc_entry *e = slab_alloc(s, (unsigned)cls);
+	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;
 	memset(e, 0, kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg));

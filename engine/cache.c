@@ -191,17 +191,13 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	c->root = cfg->root;
 	c->backend = cfg->backend;
 	c->flags = cfg->flags;
-	c->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
-							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	c->membarrier = membarrier_available();
 	atomic_init(&c->names_buckets, MIN_BUCKETS);
 	atomic_init(&c->dirs_buckets, MIN_BUCKETS);
 	dir_reap_init(c);
-	atomic_init(&c->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
 	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);
 	pthread_mutex_init(&c->rename_lock, NULL);
-	pthread_mutex_init(&c->shrink_lock, NULL);
 	for (unsigned i = 0; i < NR_STRIPES; i++) {
 		pthread_mutex_init(&c->stripes[i].lock, NULL);
 		pthread_cond_init(&c->stripes[i].cond, NULL);
@@ -209,11 +205,11 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	}
 	c->names = table_create(MIN_BUCKETS);   /* sized by us (above) */
 	c->dirs = table_create(MIN_BUCKETS);
-	if (!c->names || !c->dirs || entry_slabs_create(c) || sweep_create(c)) {
+	if (!c->names || !c->dirs || shrink_create(c, cfg, &c->shrink) || entry_slabs_create(c)) {
 		err = ENOMEM;
 		goto fail;
 	}
-	err = -reclaim_thread_start(c);
+	err = -shrink_thread_start(c->shrink);
 	if (!err)
 		err = -fork_register(c);   /* a child of fork() can use it (engine/fork.c) */
 	if (err)
@@ -221,10 +217,11 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	return c;
 
 fail_thread:
-	reclaim_thread_stop(c);
+	shrink_thread_stop(c->shrink);
 fail:
-	sweep_destroy(c);
 	entry_slabs_destroy(c);
+	if (c->shrink)
+		shrink_destroy(c->shrink);
 	if (c->names)
 		cds_lfht_destroy(c->names, NULL);
 	if (c->dirs)
@@ -245,7 +242,7 @@ void udc_destroy(udc_cache *c)
 	thread_enter();
 	int cs = cancel_hold();   /* a destroy cancelled in a wait would leave it half freed */
 	fork_unregister(c);       /* no fork restarts its reclaim thread now */
-	reclaim_thread_stop(c);   /* first: it uses everything below */
+	shrink_thread_stop(c->shrink);   /* first: it uses everything below */
 	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
 	/*
 	 * Unpublish everything in one pass, chaining the entries through
@@ -273,7 +270,7 @@ void udc_destroy(udc_cache *c)
 	rcu_barrier();   /* every deferred free has run */
 	entry_slabs_destroy(c);
 	dir_free_all(c);
-	sweep_destroy(c);
+	shrink_destroy(c->shrink);
 	if (cds_lfht_destroy(c->names, NULL) || cds_lfht_destroy(c->dirs, NULL))
 		udc_panic("a table was not empty at destroy");
 	for (unsigned i = 0; i < STATS_CHUNKS; i++) {
@@ -286,11 +283,71 @@ void udc_destroy(udc_cache *c)
 		pthread_cond_destroy(&c->stripes[i].cond);
 	}
 	pthread_mutex_destroy(&c->rename_lock);
-	pthread_mutex_destroy(&c->shrink_lock);
 	/* Everything allocated through the cache has come back. */
 	udc_assert(atomic_load(&c->bytes) == c->self_bytes);
 	cache_struct_free(c);
 	cancel_release(cs);
+}
+
+/* ------------------------------------------------------------------ */
+/* what the policy reads of the cache (engine/engine.h) */
+
+struct slab *cache_slab(struct udc_cache *c, enum entry_kind kind)
+{
+	return c->slabs[kind];
+}
+
+size_t cache_entry_bytes(struct udc_cache *c)
+{
+	/* relaxed: a size estimate (see the memory accounting fields) */
+	return atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
+}
+
+int64_t cache_nr_entries(struct udc_cache *c)
+{
+	/* relaxed: a size estimate */
+	return atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+}
+
+int64_t cache_nr_dirs(struct udc_cache *c)
+{
+	/* relaxed: a size estimate */
+	return atomic_load_explicit(&c->nr_dirs, memory_order_relaxed);
+}
+
+struct thread_stats *cache_stats(struct udc_cache *c)
+{
+	return thread_stats(c);
+}
+
+void engine_thread_enter(void)
+{
+	thread_enter();
+}
+
+/* ------------------------------------------------------------------ */
+/* the public calls that are the policy's */
+
+size_t udc_shrink(udc_cache *c, size_t bytes)
+{
+	if (!c || bytes == 0)
+		return 0;
+	thread_enter();
+	int cs = cancel_hold();   /* it waits for grace periods, the policy's lock held */
+	size_t freed = shrink_bytes(c->shrink, bytes);
+	cancel_release(cs);
+	return freed;
+}
+
+int udc_set_memory_limit(udc_cache *c, size_t bytes)
+{
+	if (!c)
+		return -EINVAL;
+	thread_enter();
+	int cs = cancel_hold();   /* its reclaim may wait */
+	int err = shrink_set_limit(c->shrink, bytes);
+	cancel_release(cs);
+	return err;
 }
 
 /* Sum every thread's slot of c. */
@@ -339,7 +396,7 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.nr_negative = gauge(G(neg_added), G(neg_dropped)),
 		.evictions = G(evictions),
 		.bytes_used = cache_bytes_used(c),
-		.bytes_limit = atomic_load_explicit(&c->limit, memory_order_relaxed),
+		.bytes_limit = shrink_limit(c->shrink),
 		.membarrier = c->membarrier,
 		.nr_dirs = (uint64_t)atomic_load_explicit(&c->nr_dirs, memory_order_relaxed),
 		.stale_answers = G(stale_answers),

@@ -13,7 +13,7 @@
  * flag).  d->refs counts what needs it: its entries in the name table and
  * the calls holding it (pins: dir_get, dir_find).  When refs falls to zero
  * the object is idle: it is pushed on dirs_queued, and the reaper (the
- * reclaim passes, shrink_lock held) frees it if it holds no answer (no
+ * reclaim passes, one at a time) frees it if it holds no answer (no
  * parent known, not complete, no fill begun), or under memory pressure; an idle object
  * that holds one is kept on dirs_idle, oldest first, for pressure (its
  * answers are cached facts like any entry: losing one costs a backend
@@ -29,10 +29,11 @@
  *   None to find, make or pin a directory: cds_lfht_add_unique() settles
  *   races between makers (the loser frees its never-published copy), and
  *   the refs RMWs settle pins against the reaper's CAS.
- *   shrink_lock (held by the reaper's caller) protects dirs_arrived,
- *   dirs_idle and the DIR_IDLE objects on them; dirs_queued is a
- *   lock-free stack (CAS push anywhere, exchange pop-all under
- *   shrink_lock: with no single pop there is no ABA).
+ *   The reaper's caller (the policy, shrink/, holding its lock) runs one
+ *   reaper at a time; that protects dirs_arrived, dirs_idle and the
+ *   DIR_IDLE objects on them.  dirs_queued is a lock-free stack (CAS push
+ *   anywhere, exchange pop-all by the reaper: with no single pop there is
+ *   no ABA).
  *   d->lock (spinlock, innermost) protects d->children and serialises
  *   the writers of d's ".." record (parent, parent_stamp, parent_seq); it
  *   is taken under the stripe lock of the entry being linked or unlinked.
@@ -383,6 +384,49 @@ void dir_children_moved(struct udc_cache *c, struct udc_dir *d)
 	atomic_store(&d->epoch, epoch_next(c));
 }
 
+/* ------------------------------------------------------------------ */
+/* the admission bound's count: neg_now packs (generation << 32) | count,
+ * so a generation bump (udc_invalidate_dir, udc_rmdir) restarts the count
+ * at zero without touching it: the stale negatives are garbage, not the
+ * new generation's budget.  Changed by CAS (directories span stripes);
+ * relaxed throughout: the bound is a heuristic, and a negative published
+ * with a generation read just before a bump may be counted in the old
+ * generation's count (lost) or the new one's (one too many). */
+
+static uint32_t neg_count(uint64_t v, uint32_t gen)
+{
+	return (uint32_t)(v >> 32) == gen ? (uint32_t)v : 0;
+}
+
+uint64_t dir_negatives(struct udc_dir *d)
+{
+	/* relaxed, both: see above */
+	return neg_count(atomic_load_explicit(&d->neg_now, memory_order_relaxed),
+			 atomic_load_explicit(&d->gen, memory_order_relaxed));
+}
+
+void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta)
+{
+	uint64_t v = atomic_load_explicit(&d->neg_now, memory_order_relaxed), nv;
+
+	do {
+		uint32_t tag = (uint32_t)(v >> 32), n = (uint32_t)v;
+		if (tag != gen) {
+			/* Another generation's count: a removal of ours is not in
+			 * it, and an older generation never takes a newer's place. */
+			if (delta < 0 || (int32_t)(gen - tag) < 0)
+				return;
+			n = 0;
+		}
+		if (delta < 0 && n == 0)
+			return;   /* counted in the generation a bump race lost */
+		n = delta > 0 ? n + 1 : n - 1;
+		nv = (uint64_t)gen << 32 | n;
+		/* relaxed: a counter (see above) */
+	} while (!atomic_compare_exchange_weak_explicit(&d->neg_now, &v, nv, memory_order_relaxed,
+							memory_order_relaxed));
+}
+
 void dir_bump_gen(struct udc_dir *d)
 {
 	/* release: see Ordering (pairs with the acquire load in lookups) */
@@ -390,7 +434,7 @@ void dir_bump_gen(struct udc_dir *d)
 }
 
 /* ------------------------------------------------------------------ */
-/* the reaper (shrink_lock held) */
+/* the reaper (one at a time: the policy's lock held) */
 
 void dir_reap_init(struct udc_cache *c)
 {
@@ -458,7 +502,7 @@ static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
 
 bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
 {
-	/* relaxed: written under shrink_lock, read outside as a hint only */
+	/* relaxed: written by the one reaper, read outside as a hint only */
 	struct udc_dir *n = atomic_load_explicit(&c->dirs_arrived, memory_order_relaxed);
 
 	if (!n)   /* acquire: pairs with dir_put's release CAS (queued_next) */

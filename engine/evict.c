@@ -61,6 +61,33 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 	return live;
 }
 
+bool entry_published(const struct udc_entry *e)
+{
+	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
+	return atomic_load_explicit(&e->published, memory_order_acquire);
+}
+
+bool entry_is_current(const struct udc_entry *e)
+{
+	return entry_current(e);
+}
+
+enum entry_kind entry_kind_of(const struct udc_entry *e)
+{
+	return (enum entry_kind)e->kind;
+}
+
+uint8_t entry_hits(const struct udc_entry *e)
+{
+	/* relaxed: see Ordering, hits */
+	return atomic_load_explicit(&e->hits, memory_order_relaxed);
+}
+
+uint8_t entry_client_tag(const struct udc_entry *e)
+{
+	return e->kind == ENT_NEGATIVE ? e->type : 0;   /* a negative's type bits hold it */
+}
+
 bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key)
 {
 	struct stripe *s = stripe_of(c, key->hash);

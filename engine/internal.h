@@ -50,10 +50,13 @@
 #include <ck_sequence.h>
 #include "engine/spin.h"
 
+#include "common/cancel.h"
 #include "common/debug.h"
+#include "engine/engine.h"
 #include "engine/hash.h"
 #include "engine/stats.h"
 #include "include/udcache.h"
+#include "shrink/shrink.h"
 #include "common/path.h"
 #include "slab/slab.h"
 
@@ -64,10 +67,6 @@
 #define WALK_MAX_SYMLINKS 40
 #define WALK_OPTIMISTIC_TRIES 8   /* seqcount passes before a walk takes rename_lock */
 #define WALK_LOCKED_ROUNDS 256    /* cache-only locked passes before -EAGAIN */
-#define HITS_MAX 3                /* the 2-bit hit counter saturates here */
-#define CLIENT_TAGS 64            /* client ids fold to tags 1..63 (0: anonymous) */
-#define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
-#define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
 #define FREE_BATCH 62             /* entries per deferred-free batch */
 
 /* Longest name kept inside the entry; longer names are allocated apart. */
@@ -120,7 +119,7 @@ struct udc_dir {
 	                                   * usable while its parent_stamp equals it */
 	union {
 		struct udc_dir *queued_next;    /* idle, on cache->dirs_queued */
-		struct cds_list_head idle;      /* idle, on cache->dirs_idle (shrink_lock) */
+		struct cds_list_head idle;      /* idle, on cache->dirs_idle (the reaper's caller serialises) */
 		struct rcu_head rcu;            /* dead: freed after a grace period */
 		struct udc_dir *destroy_next;   /* udc_destroy's list of unlinked dirs */
 	};
@@ -128,11 +127,6 @@ struct udc_dir {
 
 _Static_assert(sizeof(struct udc_dir) <= 2 * UDC_CACHELINE, "a directory is two lines");
 _Static_assert(offsetof(struct udc_dir, lock) == UDC_CACHELINE, "lookups read the first line only");
-
-enum entry_kind {
-	ENT_NEGATIVE = 0,
-	ENT_POSITIVE = 1,
-};
 
 /*
  * struct udc_entry - the part every entry has (32 bytes).
@@ -207,7 +201,6 @@ struct udc_cache {
 	udc_ino root;
 	const struct udc_backend *backend;
 	uint32_t flags;                   /* UDC_CFG_* */
-	uint32_t negative_max_age_ms;
 	bool membarrier;                  /* sys_membarrier available at create */
 	size_t self_bytes;                /* this struct's real allocated size */
 	struct slab *slabs[2];            /* entries, by enum entry_kind: their own classes */
@@ -216,18 +209,17 @@ struct udc_cache {
 
 	/* --- memory accounting: written by every allocation --- */
 	_Atomic size_t bytes UDC_ALIGNED; /* accounted bytes held now */
-	_Atomic size_t limit;             /* bytes_limit */
 	_Atomic int64_t nr_dirs;
 	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
 	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
 	                                   * could not name (engine/dir.c, Ordering) */
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
 	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
-	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set under */
-	_Atomic size_t dirs_buckets;      /* shrink_lock, read relaxed for bytes_used) */
+	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set by the one */
+	_Atomic size_t dirs_buckets;      /* resizer, read relaxed for bytes_used) */
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
-	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (shrink_lock) */
-	struct cds_list_head dirs_idle;   /* idle dirs kept for their answers (shrink_lock), oldest first */
+	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (the reaper's) */
+	struct cds_list_head dirs_idle;   /* idle dirs kept for their answers (the reaper's), oldest first */
 
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
@@ -237,35 +229,8 @@ struct udc_cache {
 	pthread_mutex_t rename_lock UDC_ALIGNED;  /* serialises rename_seq writers; before stripes */
 	ck_sequence_t rename_seq;
 
-	/* --- serialises udc_shrink passes (reclaim is single-threaded) --- */
-	pthread_mutex_t shrink_lock;
-	_Atomic size_t compact_mark_live;  /* entry_bytes when compaction last ran dry, */
-	_Atomic size_t compact_mark_pages; /* and the slab bytes then; 0: not backed off
-	                                   * (written under shrink_lock, read relaxed) */
-	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per slab and class */
-	_Atomic uint64_t age_next_ms;     /* when the inline path ages negatives next (relaxed) */
-	size_t evict_inflight;            /* evicted, not yet gone from bytes_used (shrink_lock) */
-	_Atomic int64_t stale_pending;    /* stale entries noted and not yet swept (estimate) */
-	int64_t stale_round;              /* of them, those the running round covers (shrink_lock) */
-	uint64_t stale_round_ns;          /* when the last round began, CLOCK_MONOTONIC (shrink_lock) */
-	uint64_t stale_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's (shrink_lock) */
-	size_t evict_seen_used;           /* bytes_used when that was last looked at (shrink_lock) */
-	uint64_t adapt_ms;                /* the negative share's last adaptation (shrink_lock) */
-	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
-	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, % (relaxed;
-	                                   * written under shrink_lock) */
-	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by client tag */
-
-	/* --- ghosts of evicted probation entries (shrink/sweep.c): RCU --- */
-	struct ghost_table *_Atomic ghosts;
-
-	/* --- the background reclaim thread (absent with UDC_CFG_NO_RECLAIM_THREAD) --- */
-	pthread_mutex_t thread_lock;      /* protects thread_stop; with thread_cond */
-	pthread_cond_t thread_cond;       /* wakes the thread: a stop or a kick */
-	bool thread_stop;
-	bool thread_running;              /* set at create, cleared at destroy */
-	atomic_bool thread_kicked;        /* a client asked for a pass since the last wake-up */
-	pthread_t thread;
+	/* --- the reclaim policy's state (shrink/): the engine never reads it --- */
+	struct shrink *shrink;
 	struct cds_list_head fork_link;   /* on engine/fork.c's list of live caches */
 
 	struct stripe stripes[NR_STRIPES];
@@ -283,26 +248,6 @@ struct udc_cache {
 
 #define entry_of(n) caa_container_of((n), struct udc_entry, node)
 #define dir_of(n) caa_container_of((n), struct udc_dir, node)
-
-/*
- * Our waits are not cancellation points: a thread cancelled inside one
- * (pthread_cond_wait, or liburcu's poll() in a grace-period wait) would
- * leave a lock, a waiter count or a callback on its stack behind.  Public
- * calls that may block hold cancellation off around the blocking part
- * (only the backend is called with the caller's own state).
- */
-static inline int cancel_hold(void)
-{
-	int old;
-
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	return old;
-}
-
-static inline void cancel_release(int old)
-{
-	pthread_setcancelstate(old, NULL);
-}
 
 /* ---- engine/thread.c: automatic RCU registration, per-thread stats ---- */
 void thread_register_slow(void);
@@ -334,24 +279,19 @@ static inline struct thread_stats *thread_stats(struct udc_cache *c)
 }
 
 /* ---- engine/alloc.c: the allocation interface (slab replaces it) ---- */
-void *mem_alloc(struct udc_cache *c, size_t size);     /* accounted, 16-aligned; NULL on ENOMEM */
+/* mem_alloc/mem_free (accounted, 16-aligned): engine/engine.h */
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
-void mem_free(struct udc_cache *c, void *p, size_t size);
 void mem_free_line(struct udc_cache *c, void *p, size_t size);
 struct udc_cache *cache_struct_alloc(size_t *bytes);   /* *bytes: its real size */
 void cache_struct_free(struct udc_cache *c);
 size_t entry_size(enum entry_kind kind, size_t len);
-size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);  /* its slab slot */
-/* In probation, or in main if @hash's ghost was remembered (a refault). */
+/* In the class the policy chooses for @hash (shrink_entry_class). */
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
 			      size_t len, uint64_t hash);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
-size_t entry_slabs_bytes(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
-void entry_free_flush(struct udc_cache *c);                     /* hand the pending batch to RCU */
-void entry_frees_wait(struct udc_cache *c);   /* flush, and wait until the frees and the pages they empty land */
 
 /* d's generation now. */
 static inline uint32_t dir_gen(struct udc_dir *d)
@@ -401,13 +341,21 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino);
 struct udc_dir *dir_find(struct udc_cache *c, udc_ino ino);
 void dir_hold(struct udc_dir *d);   /* another reference, on a dir already held */
 void dir_put(struct udc_cache *c, struct udc_dir *d);
-/* Free idle dirs, at most @budget looked at, shrink_lock held: those that
- * hold no answer (no parent known, not complete), and with @pressure the
- * others too.  Returns true if more remains. */
-bool dir_reap(struct udc_cache *c, size_t budget, bool pressure);
-bool dir_reap_due(struct udc_cache *c);   /* idle dirs are waiting (a hint) */
+/* dir_reap and dir_reap_due (the policy's calls): engine/engine.h */
 void dir_reap_init(struct udc_cache *c);
 void dir_bump_gen(struct udc_dir *d);
+/* Negatives of @d of its current generation (the admission bound's count). */
+uint64_t dir_negatives(struct udc_dir *d);
+/* A negative of @d of generation @gen entered (+1) or left (-1) the table. */
+void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta);
+/* May a new negative of client @tag be kept in d (the policy decides)? */
+static inline bool dir_admits_negative(struct udc_cache *c, struct udc_dir *d, uint8_t tag)
+{
+	/* relaxed: a heuristic's input */
+	int64_t pos = atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
+
+	return shrink_admit_negative(c->shrink, pos, dir_negatives(d), tag);
+}
 
 /*
  * The complete flag and the fill protocol (engine/dir.c).  d->state counts
@@ -497,100 +445,15 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k);
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void entry_detach(struct udc_cache *c, struct udc_entry *e);   /* unlink without the free */
-void reclaim_inline(struct udc_cache *c);   /* shrink/reclaim.c */
-int reclaim_thread_start(struct udc_cache *c);  /* at create: 0 or -errno */
-void reclaim_thread_stop(struct udc_cache *c);  /* at destroy, before anything is freed */
-void reclaim_thread_kick(struct udc_cache *c);  /* wake it for a pass (cheap when awake) */
 /* engine/fork.c: fork() hooks (installed once); at create (0 or -errno), at destroy. */
 int fork_register(struct udc_cache *c);
 void fork_unregister(struct udc_cache *c);
 
-/* A copy of an entry's key, taken while the entry may be freed under us. */
-struct entry_key {
-	uint64_t hash;
-	udc_ino dir;
-	uint8_t len;
-	char name[UDC_NAME_MAX];
-};
+/* ---- engine/evict.c: one entry, at the reclaim policy's request ----
+ * (entry_key_copy, entry_evict, entry_move, entry_hit_spend and the
+ * accessors: engine/engine.h) */
 
-/* ---- engine/evict.c: one entry, at the reclaim policy's request ---- */
-/* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
- * e is in a slab page (its bytes stay until its free lands). */
-bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
-/* Evict e (key: its key) if it is still published: true if it went. */
-bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key);
-/* slab_move_fn (arg: the cache): move a published entry, drop a stale
- * one, keep a dead one. */
-enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);
-/* Lower e's hit count by one (if above 0); returns the count before. */
-uint8_t entry_hit_spend(struct udc_entry *e);
-
-/* ---- shrink/compact.c: moving entries out of sparse slab pages ---- */
-/* Compact when the slab pages are mostly empty: a bounded batch, or nothing
- * if another thread is at it.  No lock held, outside rcu_read_lock. */
-void compact_inline(struct udc_cache *c);
-/* One batch if worth it, waiting for shrink_lock: true if more remains.
- * @fresh: forget the inline path's back-off first. */
-bool compact_batch(struct udc_cache *c, bool fresh);
-/* Compact until no sparse page is left, in bounded batches (shrink_lock
- * taken per batch, so not held by the caller), waiting for grace periods
- * between rounds: blocks, outside rcu_read_lock.  Returns the work done. */
-size_t compact_all(struct udc_cache *c);
-
-/* ---- shrink/sweep.c: the page sweeper (S3-FIFO queues), ghosts, ageing ---- */
-/* Entries of each kind live in twin slab classes: even ones are probation
- * (filled once: FIFO segments), the odd one above each is main. */
-static inline unsigned entry_main_class(unsigned cls)
-{
-	return cls | 1;
-}
-int sweep_create(struct udc_cache *c);    /* the ghost table: 0 or -ENOMEM */
-void sweep_destroy(struct udc_cache *c);
-/* The limit becomes @limit: the ghost table shrinks to it (shrink_lock held,
- * outside rcu_read_lock).  0, or -ENOMEM and nothing changed. */
-int sweep_limit_changed(struct udc_cache *c, size_t limit);
-/* A fresh entry of @hash: does it go to main (its ghost was remembered: a
- * refault, counted)?  Takes the ghost. */
-bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind);
-/* Sweep until about @bytes of entries are evicted, shrink_lock held.
- * Returns the slot bytes evicted. */
-size_t sweep_reclaim(struct udc_cache *c, size_t bytes);
-/* Age negatives out (negative_max_age_ms), at most @budget work units,
- * shrink_lock held: true if more remains. */
-bool sweep_age(struct udc_cache *c, size_t budget);
-/* Directory @d's entries just went stale (its generation moved on):
- * returns how many were noted as garbage (an estimate). */
-int64_t sweep_stale_note(struct udc_cache *c, struct udc_dir *d);
-/* Drop stale entries, at most @budget work units, shrink_lock held: true
- * if more remains. */
-bool sweep_stale(struct udc_cache *c, size_t budget);
-/* Whether a garbage round should run now (one is under way, or the garbage is
- * worth a pass over every page); shrink_lock held. */
-bool sweep_stale_due(struct udc_cache *c);
-
-/* ---- shrink/admit.c: admission of negatives ---- */
-/* May a new negative be kept in @d (its bound, max(k x positives, floor))? */
-bool admit_negative(struct udc_dir *d);
-/* A negative of @d of generation @gen entered (+1) or left (-1) the table. */
-void admit_count(struct udc_dir *d, uint32_t gen, int delta);
-static inline uint8_t client_tag(uint32_t client)
-{
-	return client ? (uint8_t)(client % (CLIENT_TAGS - 1) + 1) : 0;
-}
-/* May client @tag add a probationary negative (its share of probation)? */
-bool admit_client(struct udc_cache *c, uint8_t tag);
-/* Negative @e (its tag in e->type) entered (+1) or left (-1) probation. */
-void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delta);
-
-/* ---- engine/cache.c ---- */
-size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
-void stats_sum(struct udc_cache *c, struct thread_stats *sum);   /* every thread's counters */
-/* The bytes the tables' due growths would add (reclaim makes room first). */
-size_t cache_tables_growth(struct udc_cache *c);
-bool cache_tables_resize_due(struct udc_cache *c);
-/* Resize the tables that are due, growing only within @room bytes;
- * shrink_lock held, outside rcu_read_lock; blocks for the resize. */
-void cache_tables_resize(struct udc_cache *c, size_t room);
+/* ---- engine/cache.c (cache_* for the policy: engine/engine.h) ---- */
 int engine_check(struct udc_cache *c);   /* the validator: 0 or -EUCLEAN, prints why */
 
 #endif

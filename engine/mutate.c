@@ -94,8 +94,9 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
 	} else {
-		admit_count(d, e->gen, -1);
-		admit_client_count(c, e, -1);
+		dir_count_negative(d, e->gen, -1);
+		shrink_entry_counted(c->shrink, ENT_NEGATIVE, e->type, slab_page_class(slab_page_of(e)),
+				     -1);
 		stat_add(ts, neg_dropped, 1);
 	}
 	/* relaxed: size estimates for accounting, table sizes and compaction */
@@ -129,8 +130,9 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_added, 1);
 	} else {
-		admit_count(d, e->gen, 1);
-		admit_client_count(c, e, 1);
+		dir_count_negative(d, e->gen, 1);
+		shrink_entry_counted(c->shrink, ENT_NEGATIVE, e->type, slab_page_class(slab_page_of(e)),
+				     1);
 		stat_add(ts, neg_added, 1);
 	}
 	/* relaxed: size estimates for accounting, table sizes and compaction */
@@ -283,8 +285,11 @@ static void dir_forget(struct udc_cache *c, udc_ino ino, int why)
 		UDC_PROBE(invalidate, why, ino, (int64_t)0);
 		return;
 	}
-	/* the entries left behind: garbage to sweep */
-	int64_t garbage = sweep_stale_note(c, d);
+	/* the entries left behind (an estimate: its refs, less our pin):
+	 * garbage for the policy to sweep */
+	/* relaxed: an estimate */
+	int64_t garbage = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
+	shrink_dir_forgotten(c->shrink, garbage);
 	UDC_PROBE(invalidate, why, ino, garbage);
 	dir_drop_note(d);   /* before the release bump below (see Ordering) */
 	dir_parent_set(c, d, NULL);
@@ -345,7 +350,7 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 	name_op_done(c, &op);
 	if (!e)
 		return -ENOMEM;
-	reclaim_inline(c);
+	shrink_after_call(c->shrink);
 	return 0;
 }
 
@@ -357,8 +362,8 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	if (r)
 		return r;
 	bool complete = dir_is_complete(op.d);
-	uint8_t tag = client_tag(client);
-	bool keep = !complete && admit_negative(op.d) && admit_client(c, tag);
+	uint8_t tag = shrink_client_tag(client);
+	bool keep = !complete && dir_admits_negative(c, op.d, tag);
 	struct udc_entry *e = keep ? neg_alloc(c, &op, tag) : NULL;
 	if (keep && !e) {
 		name_op_done(c, &op);
@@ -377,7 +382,7 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 		entry_drop_locked(c, op.hash, &op.k);
 	pthread_mutex_unlock(&op.s->lock);
 	name_op_done(c, &op);
-	reclaim_inline(c);
+	shrink_after_call(c->shrink);
 	return 0;
 }
 
@@ -438,7 +443,7 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	}
 	pthread_mutex_unlock(&op.s->lock);
 	name_op_done(c, &op);
-	reclaim_inline(c);
+	shrink_after_call(c->shrink);
 	return 0;
 }
 
@@ -475,7 +480,7 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	pthread_mutex_unlock(&op.s->lock);
 	UDC_PROBE(invalidate, UDC_PROBE_INVAL_NAME, dir, (int64_t)(dropped != 0));
 	name_op_done(c, &op);
-	compact_inline(c);   /* drops are what leave pages sparse */
+	shrink_after_drop(c->shrink);
 	return 0;
 }
 
@@ -543,7 +548,7 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	 * directory's garbage is swept by the passes that follow, and rmdir
 	 * itself stays O(1). */
 	if (neg)
-		reclaim_inline(c);
+		shrink_after_call(c->shrink);
 	return 0;
 }
 
@@ -677,6 +682,6 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 		entry_free_now(c, pos);   /* never published */
 	name_op_done(c, &o);
 	name_op_done(c, &n);
-	reclaim_inline(c);
+	shrink_after_call(c->shrink);
 	return 0;
 }

@@ -192,8 +192,8 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 			p->cookie = attr->cookie;
 		}
 	} else if (r == -ENOENT && !dir_is_complete(d)) {
-		uint8_t tag = client_tag(call ? call->client : 0);
-		if (admit_negative(d) && admit_client(c, tag)) {
+		uint8_t tag = shrink_client_tag(call ? call->client : 0);
+		if (dir_admits_negative(c, d, tag)) {
 			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash);
 			if (fresh)
 				fresh->type = tag & 0x3f;
@@ -299,7 +299,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	dir_put(c, d);
 	if (r == 0 && out)
 		*out = attr;
-	reclaim_inline(c);
+	shrink_after_call(c->shrink);
 	return r;
 
 unlock:

@@ -1,39 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shrink/admit.c - which negatives are kept at all: a directory's bound.
+ * shrink/admit.c - which negatives are kept at all: a directory's bound
+ * and a client's share.
  *
- * Owns: the per-directory count of current-generation negatives
- * (udc_dir.neg_now), the per-client count of probationary negatives
- * (c->client_probation, by client tag) and the admission rules.  A directory keeps at most
- * max(ADMIT_NEG_PER_POS x its positives, ADMIT_NEG_FLOOR) negatives of
- * its current generation (Bottomley's bound): a client scanning unique
- * names in one directory cannot fill the cache with them, while a
- * directory with real contents keeps the negatives its lookups need.
- * Past the bound a new negative is declined (udc_add_negative and
- * udc_resolve still answer, and the name's old entry still goes).
+ * Owns: the admission rules and the per-client count of probationary
+ * negatives (sh->client_probation, by client tag).  The per-directory
+ * count of current-generation negatives is the engine's (engine/dir.c,
+ * dir_negatives); the engine asks shrink_admit_negative() with it.
+ *
+ * A directory keeps at most max(ADMIT_NEG_PER_POS x its positives,
+ * ADMIT_NEG_FLOOR) negatives of its current generation (Bottomley's
+ * bound): a client scanning unique names in one directory cannot fill the
+ * cache with them, while a directory with real contents keeps the
+ * negatives its lookups need.  Past the bound a new negative is declined
+ * (udc_add_negative and udc_resolve still answer, and the name's old
+ * entry still goes).
  *
  * A client (struct udc_call.client, udc_add_negative's client; folded to
- * one of 63 tags, kept in the negative's spare type bits) may have at most
- * CLIENT_SHARE percent of the cache's room in probation (limit / 64
- * negatives), at least CLIENT_FLOOR: past that its new negatives are
- * declined, so a client scanning unique names cannot push the others out
- * (a hot set of another client is a small share of the room, and leaves
- * probation when it is promoted).  Client 0 (anonymous) has no share.
+ * one of 63 tags, kept in the negative) may have at most CLIENT_SHARE
+ * percent of the cache's room in probation (limit / 64 negatives), at
+ * least CLIENT_FLOOR: past that its new negatives are declined, so a
+ * client scanning unique names cannot push the others out (a hot set of
+ * another client is a small share of the room, and leaves probation when
+ * it is promoted).  Client 0 (anonymous) has no share.
  *
- * neg_now packs (generation << 32) | count, so a generation bump
- * (udc_invalidate_dir, udc_rmdir) restarts the count at zero without
- * touching it: the stale negatives are the sweeper's garbage, not the
- * new generation's budget.
+ * Locking: none; the client counts change by atomic add (the engine tells
+ * them under the name's stripe lock, but clients span stripes).
  *
- * Locking: none; neg_now changes by CAS, the client counts by atomic add.  Counting runs under the name's
- * stripe lock (entry_publish_locked / entry_detach) but directories span
- * stripes, hence the CAS.
- *
- * Ordering: relaxed throughout: the bound is a heuristic, and a negative
- * published with a generation read just before a bump may be counted in
- * the old generation's count (lost) or the new one's (one too many).
+ * Ordering: relaxed throughout: the bounds are heuristics.
  */
-#include "engine/internal.h"
+#include "shrink/internal.h"
 
 #define ADMIT_NEG_PER_POS 8
 #define ADMIT_NEG_FLOOR 65536
@@ -41,59 +37,43 @@
 #define CLIENT_FLOOR 4096        /* probationary negatives any client may have */
 #define NEG_BYTES 64             /* the smallest negative slot: the room in entries */
 
-static uint32_t neg_count(uint64_t v, uint32_t gen)
+uint8_t shrink_client_tag(uint32_t client)
 {
-	return (uint32_t)(v >> 32) == gen ? (uint32_t)v : 0;
+	return client ? (uint8_t)(client % (CLIENT_TAGS - 1) + 1) : 0;
 }
 
-bool admit_negative(struct udc_dir *d)
-{
-	uint32_t gen = atomic_load_explicit(&d->gen, memory_order_relaxed);
-	uint64_t n = neg_count(atomic_load_explicit(&d->neg_now, memory_order_relaxed), gen);
-	int64_t pos = atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
-	uint64_t bound = pos > 0 ? (uint64_t)pos * ADMIT_NEG_PER_POS : 0;
-
-	return n < (bound > ADMIT_NEG_FLOOR ? bound : ADMIT_NEG_FLOOR);
-}
-
-void admit_count(struct udc_dir *d, uint32_t gen, int delta)
-{
-	uint64_t v = atomic_load_explicit(&d->neg_now, memory_order_relaxed), nv;
-
-	do {
-		uint32_t tag = (uint32_t)(v >> 32), n = (uint32_t)v;
-		if (tag != gen) {
-			/* Another generation's count: a removal of ours is not in
-			 * it, and an older generation never takes a newer's place. */
-			if (delta < 0 || (int32_t)(gen - tag) < 0)
-				return;
-			n = 0;
-		}
-		if (delta < 0 && n == 0)
-			return;   /* counted in the generation a bump race lost */
-		n = delta > 0 ? n + 1 : n - 1;
-		nv = (uint64_t)gen << 32 | n;
-		/* relaxed: a counter (see Ordering) */
-	} while (!atomic_compare_exchange_weak_explicit(&d->neg_now, &v, nv, memory_order_relaxed,
-							memory_order_relaxed));
-}
-
-bool admit_client(struct udc_cache *c, uint8_t tag)
+/* May client @tag add a probationary negative (its share of probation)? */
+static bool admit_client(struct shrink *sh, uint8_t tag)
 {
 	if (!tag)
 		return true;   /* anonymous: no share */
-	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	/* relaxed, both: see Ordering */
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	uint64_t room = (uint64_t)(limit / NEG_BYTES) * CLIENT_SHARE / 100;
-	int64_t n = atomic_load_explicit(&c->client_probation[tag], memory_order_relaxed);
+	int64_t n = atomic_load_explicit(&sh->client_probation[tag], memory_order_relaxed);
 
 	return n < (int64_t)(room > CLIENT_FLOOR ? room : CLIENT_FLOOR);
 }
 
-void admit_client_count(struct udc_cache *c, const struct udc_entry *e, int delta)
+bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negatives, uint8_t tag)
 {
-	if (e->kind != ENT_NEGATIVE || !e->type ||
-	    entry_main_class(slab_page_class(slab_page_of(e))) == slab_page_class(slab_page_of(e)))
+	uint64_t bound = positives > 0 ? (uint64_t)positives * ADMIT_NEG_PER_POS : 0;
+
+	return negatives < (bound > ADMIT_NEG_FLOOR ? bound : ADMIT_NEG_FLOOR) &&
+	       admit_client(sh, tag);
+}
+
+void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,
+			  int delta)
+{
+	if (kind != ENT_NEGATIVE || !tag || entry_main_class(cls) == cls)
 		return;   /* positive, anonymous, or in main */
 	/* relaxed: a counter (see Ordering) */
-	atomic_fetch_add_explicit(&c->client_probation[e->type], delta, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->client_probation[tag], delta, memory_order_relaxed);
+}
+
+void admit_promoted(struct shrink *sh, const struct udc_entry *e)
+{
+	shrink_entry_counted(sh, entry_kind_of(e), entry_client_tag(e),
+			     slab_page_class(slab_page_of(e)), -1);
 }

@@ -22,7 +22,7 @@
  * worked on, engine/evict.c's evict (STALE) for a stale entry dropped.
  *
  * Locking:
- *   shrink_lock serialises compaction with reclaim passes (inline: only
+ *   sh->lock serialises compaction with reclaim passes (inline: only
  *   tried, never waited for); it protects compact_mark_* and
  *   compact_cursor.  slab_compact() holds no slab lock across the
  *   callback (entry_move, which takes the engine's locks).
@@ -33,7 +33,7 @@
  *   stale pair costs one batch or one skipped call); the size counters are
  *   relaxed too.  The moves' ordering is engine/evict.c's.
  */
-#include "engine/internal.h"
+#include "shrink/internal.h"
 #include "common/probe.h"
 
 #define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
@@ -45,15 +45,16 @@
  * class from where the last batch left it.  *@dry: every class's round
  * was started from its beginning and ended, with budget to spare.
  */
-static size_t compact_locked(struct udc_cache *c, size_t budget, bool *dry)
+static size_t compact_locked(struct shrink *sh, size_t budget, bool *dry)
 {
+	struct udc_cache *c = sh->c;
 	size_t done = 0;
 
 	*dry = true;
 	for (unsigned k = 0; k < 2; k++) {
-		struct slab *s = c->slabs[k];
+		struct slab *s = cache_slab(c, (enum entry_kind)k);
 		for (unsigned cls = 0; cls < slab_nr_classes(s) && done < budget; cls++) {
-			uint64_t *cursor = &c->compact_cursor[k][cls];
+			uint64_t *cursor = &sh->compact_cursor[k][cls];
 			bool from_start = *cursor == 0;
 			done += slab_compact(s, cls, budget - done, cursor, entry_move, c);
 			*dry = *dry && from_start && *cursor == 0;
@@ -66,71 +67,76 @@ static size_t compact_locked(struct udc_cache *c, size_t budget, bool *dry)
 
 static bool fragmented(struct udc_cache *c, size_t *live, size_t *pages)
 {
-	*live = atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
+	*live = cache_entry_bytes(c);
 	*pages = entry_slabs_bytes(c);
 	return *pages > *live + *live / 4 + COMPACT_SLACK;
 }
 
 /* Worth a batch: fragmented, and not backed off (or things changed since). */
-static bool compact_wanted(struct udc_cache *c)
+static bool compact_wanted(struct shrink *sh)
 {
 	size_t live, pages;
 
-	if (!fragmented(c, &live, &pages))
+	if (!fragmented(sh->c, &live, &pages))
 		return false;
 	/* relaxed: read without shrink_lock (compact_step's first look);
 	 * partner: marks_set under shrink_lock.  A stale pair costs a batch. */
-	size_t mark_live = atomic_load_explicit(&c->compact_mark_live, memory_order_relaxed);
-	size_t mark_pages = atomic_load_explicit(&c->compact_mark_pages, memory_order_relaxed);
+	size_t mark_live = atomic_load_explicit(&sh->compact_mark_live, memory_order_relaxed);
+	size_t mark_pages = atomic_load_explicit(&sh->compact_mark_pages, memory_order_relaxed);
 	return mark_pages == 0 || 8 * live < 7 * mark_live || 8 * pages > 9 * mark_pages;
 }
 
 /* Back off until things change (a dry batch: @live, @pages), or not (0, 0);
  * shrink_lock held.  relaxed: partner compact_wanted's lock-free reads. */
-static void marks_set(struct udc_cache *c, size_t live, size_t pages)
+static void marks_set(struct shrink *sh, size_t live, size_t pages)
 {
-	atomic_store_explicit(&c->compact_mark_live, live, memory_order_relaxed);
-	atomic_store_explicit(&c->compact_mark_pages, pages, memory_order_relaxed);
+	atomic_store_explicit(&sh->compact_mark_live, live, memory_order_relaxed);
+	atomic_store_explicit(&sh->compact_mark_pages, pages, memory_order_relaxed);
 }
 
 /* A batch if compaction is worth it; @wait: for shrink_lock, else only
  * try it.  Returns true if more work remains. */
-static bool compact_step(struct udc_cache *c, bool wait)
+static bool compact_step(struct shrink *sh, bool wait)
 {
 	bool more = false;
 
-	if (!compact_wanted(c))   /* racy read of the marks: a heuristic */
+	if (!compact_wanted(sh))   /* racy read of the marks: a heuristic */
 		return false;
 	if (wait)
-		pthread_mutex_lock(&c->shrink_lock);
-	else if (pthread_mutex_trylock(&c->shrink_lock))
+		pthread_mutex_lock(&sh->lock);
+	else if (pthread_mutex_trylock(&sh->lock))
 		return false;   /* a pass is running: it is at it */
-	if (compact_wanted(c)) {
+	if (compact_wanted(sh)) {
 		size_t live, pages;
 		bool dry;
-		size_t units = compact_locked(c, COMPACT_BATCH, &dry);
-		fragmented(c, &live, &pages);
+		size_t units = compact_locked(sh, COMPACT_BATCH, &dry);
+		fragmented(sh->c, &live, &pages);
 		UDC_PROBE(compact_batch, units, dry, live, pages);
-		marks_set(c, dry ? live : 0, dry ? pages : 0);
+		marks_set(sh, dry ? live : 0, dry ? pages : 0);
 		more = !dry;
 	}
-	pthread_mutex_unlock(&c->shrink_lock);
+	pthread_mutex_unlock(&sh->lock);
 	return more;
 }
 
-void compact_inline(struct udc_cache *c)
+void compact_inline(struct shrink *sh)
 {
-	compact_step(c, false);
+	compact_step(sh, false);
 }
 
-bool compact_batch(struct udc_cache *c, bool fresh)
+void shrink_after_drop(struct shrink *sh)
+{
+	compact_inline(sh);   /* drops are what leave pages sparse */
+}
+
+bool compact_batch(struct shrink *sh, bool fresh)
 {
 	if (fresh) {   /* the marks are the inline path's: look again */
-		pthread_mutex_lock(&c->shrink_lock);
-		marks_set(c, 0, 0);
-		pthread_mutex_unlock(&c->shrink_lock);
+		pthread_mutex_lock(&sh->lock);
+		marks_set(sh, 0, 0);
+		pthread_mutex_unlock(&sh->lock);
 	}
-	return compact_step(c, true);
+	return compact_step(sh, true);
 }
 
 /*
@@ -138,32 +144,33 @@ bool compact_batch(struct udc_cache *c, bool fresh)
  * @bound work units (mutators may make sparse pages as fast as a round
  * empties them).  Returns the work done.
  */
-static size_t compact_round(struct udc_cache *c, size_t bound)
+static size_t compact_round(struct shrink *sh, size_t bound)
 {
 	size_t done = 0;
 	bool dry;
 
 	do {   /* shrink_lock per batch: inline reclaim waits one batch at most */
 		size_t live, pages;
-		pthread_mutex_lock(&c->shrink_lock);
-		size_t units = compact_locked(c, COMPACT_BATCH, &dry);
-		marks_set(c, 0, 0);
-		pthread_mutex_unlock(&c->shrink_lock);
+		pthread_mutex_lock(&sh->lock);
+		size_t units = compact_locked(sh, COMPACT_BATCH, &dry);
+		marks_set(sh, 0, 0);
+		pthread_mutex_unlock(&sh->lock);
 		done += units;
 		/* For the probe only (udc_shrink's rounds: a few loads a batch). */
-		fragmented(c, &live, &pages);
+		fragmented(sh->c, &live, &pages);
 		UDC_PROBE(compact_batch, units, dry, live, pages);
 	} while (!dry && done < bound);
 	return done;
 }
 
-size_t compact_all(struct udc_cache *c)
+size_t compact_all(struct shrink *sh)
 {
+	struct udc_cache *c = sh->c;
 	size_t done = 0;
 
 	/* This thread's open pages become candidates too (others' stay theirs). */
-	slab_thread_release(c->slabs[ENT_NEGATIVE]);
-	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	slab_thread_release(cache_slab(c, ENT_NEGATIVE));
+	slab_thread_release(cache_slab(c, ENT_POSITIVE));
 	/*
 	 * A round moves the survivors of sparse pages, but the pages come back
 	 * only after a grace period, and a page the survivors went to may be
@@ -174,7 +181,7 @@ size_t compact_all(struct udc_cache *c)
 	for (int round = 0; round < COMPACT_ALL_ROUNDS; round++) {
 		size_t before = entry_slabs_bytes(c);
 		size_t bound = 2 * (before / 64 + before / SLAB_PAGE_SIZE * SLAB_COMPACT_PAGE_COST) + COMPACT_BATCH;
-		size_t work = compact_round(c, bound);
+		size_t work = compact_round(sh, bound);
 		done += work;
 		entry_frees_wait(c);
 		if (work == 0 || entry_slabs_bytes(c) >= before)

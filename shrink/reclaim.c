@@ -32,10 +32,11 @@
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
  */
-#include "engine/internal.h"
+#include "shrink/internal.h"
 #include "common/probe.h"
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #define RECLAIM_INLINE_ROUNDS 4
@@ -49,6 +50,8 @@
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
+
+static void thread_kick(struct shrink *sh);   /* wake the thread for a pass */
 
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
 static size_t reclaim_slack(size_t limit)
@@ -67,12 +70,12 @@ static size_t reclaim_used(struct udc_cache *c)
 
 /* Resize the tables that are due, within the room under the limit;
  * shrink_lock held. */
-static void tables_resize(struct udc_cache *c)
+static void tables_resize(struct shrink *sh)
 {
-	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
-	size_t used = cache_bytes_used(c);
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+	size_t used = cache_bytes_used(sh->c);
 
-	cache_tables_resize(c, limit > used ? limit - used : 0);
+	cache_tables_resize(sh->c, limit > used ? limit - used : 0);
 }
 
 /*
@@ -82,121 +85,121 @@ static void tables_resize(struct udc_cache *c)
  * not show gone yet; it shrinks as bytes_used falls, and is zero once the
  * frees were waited for.
  */
-static size_t used_due(struct udc_cache *c, size_t used)
+static size_t used_due(struct shrink *sh, size_t used)
 {
-	if (used < c->evict_seen_used) {
-		size_t fell = c->evict_seen_used - used;
-		c->evict_inflight = fell < c->evict_inflight ? c->evict_inflight - fell : 0;
+	if (used < sh->in_transit_seen_used) {
+		size_t fell = sh->in_transit_seen_used - used;
+		sh->in_transit = fell < sh->in_transit ? sh->in_transit - fell : 0;
 	}
-	c->evict_seen_used = used;
-	return used > c->evict_inflight ? used - c->evict_inflight : 0;
+	sh->in_transit_seen_used = used;
+	return used > sh->in_transit ? used - sh->in_transit : 0;
 }
 
-static void evicted_now(struct udc_cache *c, size_t bytes)
+static void evicted_now(struct shrink *sh, size_t bytes)
 {
-	c->evict_inflight += bytes;
-	c->evict_seen_used = reclaim_used(c);
+	sh->in_transit += bytes;
+	sh->in_transit_seen_used = reclaim_used(sh->c);
 }
 
 /* The frees landed: nothing is in flight any more (shrink_lock held). */
-static void inflight_landed(struct udc_cache *c)
+static void inflight_landed(struct shrink *sh)
 {
-	c->evict_inflight = 0;
-	c->evict_seen_used = reclaim_used(c);
+	sh->in_transit = 0;
+	sh->in_transit_seen_used = reclaim_used(sh->c);
 }
 
-static void frees_wait(struct udc_cache *c)
+static void frees_wait(struct shrink *sh)
 {
-	entry_frees_wait(c);
-	inflight_landed(c);
+	entry_frees_wait(sh->c);
+	inflight_landed(sh);
 }
 
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
-static void age_inline(struct udc_cache *c)
+static void age_inline(struct shrink *sh)
 {
-	uint32_t max_age = c->negative_max_age_ms;
-	uint64_t due = atomic_load_explicit(&c->age_next_ms, memory_order_relaxed);
+	uint32_t max_age = sh->negative_max_age_ms;
+	uint64_t due = atomic_load_explicit(&sh->age_next_ms, memory_order_relaxed);
 	uint64_t now = slab_now_ms();
 
-	if (c->thread_running || max_age == UINT32_MAX || now < due)
+	if (sh->thread_running || max_age == UINT32_MAX || now < due)
 		return;
 	uint64_t period = max_age / AGE_INLINE_DIV ? max_age / AGE_INLINE_DIV : 1;
 	/* relaxed: see Ordering */
-	if (!atomic_compare_exchange_strong_explicit(&c->age_next_ms, &due, now + period,
+	if (!atomic_compare_exchange_strong_explicit(&sh->age_next_ms, &due, now + period,
 						     memory_order_relaxed, memory_order_relaxed))
 		return;
-	if (pthread_mutex_trylock(&c->shrink_lock))
+	if (pthread_mutex_trylock(&sh->lock))
 		return;
-	if (sweep_age(c, AGE_BATCH))   /* more: come back soon, not a period later */
-		atomic_store_explicit(&c->age_next_ms, now, memory_order_relaxed);
-	pthread_mutex_unlock(&c->shrink_lock);
+	if (sweep_age(sh, AGE_BATCH))   /* more: come back soon, not a period later */
+		atomic_store_explicit(&sh->age_next_ms, now, memory_order_relaxed);
+	pthread_mutex_unlock(&sh->lock);
 }
 
 /* Evict about @bytes, then free a batch of the directories left idle:
  * the slot bytes evicted (shrink_lock held).  @source: the reclaim
  * probe's (enum udc_probe_reclaim). */
-static size_t reclaim_evict(struct udc_cache *c, size_t bytes, int source)
+static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 {
-	size_t got = sweep_reclaim(c, bytes);
+	size_t got = sweep_reclaim(sh, bytes);
 
 	UDC_PROBE(reclaim, source, bytes, got);
 
-	dir_reap(c, DIR_REAP_BATCH, true);
+	dir_reap(sh->c, DIR_REAP_BATCH, true);
 	return got;
 }
 
 /* reclaim_evict, with the frees landed when it returns (slab_hold: two
  * grace periods of our own, not liburcu's call_rcu thread, which sleeps
  * 10 ms between batches), shrink_lock held. */
-static size_t reclaim_evict_landed(struct udc_cache *c, size_t bytes, int source)
+static size_t reclaim_evict_landed(struct shrink *sh, size_t bytes, int source)
 {
 	slab_hold_begin();
-	size_t got = reclaim_evict(c, bytes, source);
+	size_t got = reclaim_evict(sh, bytes, source);
 	slab_hold_end();
-	c->evict_seen_used = reclaim_used(c);   /* what fell was ours, none in flight */
+	sh->in_transit_seen_used = reclaim_used(sh->c);   /* what fell was ours, none in flight */
 	return got;
 }
 
 /* Without the thread: a batch of the directories that went idle. */
-static void reap_inline(struct udc_cache *c)
+static void reap_inline(struct shrink *sh)
 {
-	if (c->thread_running || !dir_reap_due(c))
+	if (sh->thread_running || !dir_reap_due(sh->c))
 		return;
-	if (pthread_mutex_trylock(&c->shrink_lock))
+	if (pthread_mutex_trylock(&sh->lock))
 		return;
-	dir_reap(c, DIR_REAP_BATCH, false);
-	pthread_mutex_unlock(&c->shrink_lock);
+	dir_reap(sh->c, DIR_REAP_BATCH, false);
+	pthread_mutex_unlock(&sh->lock);
 }
 
 /* Without the thread: a batch of the garbage of invalidated directories. */
-static void stale_inline(struct udc_cache *c)
+static void stale_inline(struct shrink *sh)
 {
-	if (c->thread_running || atomic_load_explicit(&c->stale_pending, memory_order_relaxed) <= 0)
+	if (sh->thread_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
 		return;
-	if (pthread_mutex_trylock(&c->shrink_lock))
+	if (pthread_mutex_trylock(&sh->lock))
 		return;
-	if (sweep_stale_due(c))
-		sweep_stale(c, STALE_INLINE_BATCH);
-	pthread_mutex_unlock(&c->shrink_lock);
+	if (sweep_garbage_due(sh))
+		sweep_garbage(sh, STALE_INLINE_BATCH);
+	pthread_mutex_unlock(&sh->lock);
 }
 
-static void reclaim_calls(struct udc_cache *c)
+static void reclaim_calls(struct shrink *sh)
 {
-	compact_inline(c);   /* pages back without losing answers, first */
-	age_inline(c);
-	stale_inline(c);
-	reap_inline(c);
-	if (cache_tables_resize_due(c)) {
-		if (c->thread_running) {
-			reclaim_thread_kick(c);
-		} else if (!pthread_mutex_trylock(&c->shrink_lock)) {
-			tables_resize(c);   /* blocks this call for the resize */
-			pthread_mutex_unlock(&c->shrink_lock);
+	compact_inline(sh);   /* pages back without losing answers, first */
+	age_inline(sh);
+	stale_inline(sh);
+	reap_inline(sh);
+	if (cache_tables_resize_due(sh->c)) {
+		if (sh->thread_running) {
+			thread_kick(sh);
+		} else if (!pthread_mutex_trylock(&sh->lock)) {
+			tables_resize(sh);   /* blocks this call for the resize */
+			pthread_mutex_unlock(&sh->lock);
 		}
 	}
-	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
-	size_t used = reclaim_used(c);
+	size_t used = reclaim_used(sh->c);
 	size_t low = limit > slack / 2 ? limit - slack / 2 : 0;
 
 	/*
@@ -212,63 +215,59 @@ static void reclaim_calls(struct udc_cache *c)
 	 */
 	if (used <= low)
 		return;
-	if (c->thread_running) {
-		reclaim_thread_kick(c);
+	if (sh->thread_running) {
+		thread_kick(sh);
 		if (used <= limit)
 			return;
 	}
 	if (used <= limit + slack / 2) {
-		if (pthread_mutex_trylock(&c->shrink_lock))
+		if (pthread_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
-		size_t due = used_due(c, used);
+		size_t due = used_due(sh, used);
 		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
-			evicted_now(c, reclaim_evict(c, RECLAIM_INLINE_BYTES,
+			evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
 						     UDC_PROBE_RECLAIM_INLINE));
-		pthread_mutex_unlock(&c->shrink_lock);
+		pthread_mutex_unlock(&sh->lock);
 		return;
 	}
-	pthread_mutex_lock(&c->shrink_lock);
-	used = reclaim_used(c);
+	pthread_mutex_lock(&sh->lock);
+	used = reclaim_used(sh->c);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
-		size_t due = used_due(c, used);
+		size_t due = used_due(sh, used);
 		if (due > limit)
-			reclaim_evict_landed(c, due - limit + slack / 4,
+			reclaim_evict_landed(sh, due - limit + slack / 4,
 					     UDC_PROBE_RECLAIM_THROTTLE);
-		used = reclaim_used(c);
+		used = reclaim_used(sh->c);
 		if (used <= limit + slack / 2)
 			break;
-		frees_wait(c);
-		used = reclaim_used(c);
+		frees_wait(sh);
+		used = reclaim_used(sh->c);
 	}
-	pthread_mutex_unlock(&c->shrink_lock);
+	pthread_mutex_unlock(&sh->lock);
 }
 
-void reclaim_inline(struct udc_cache *c)
+void shrink_after_call(struct shrink *sh)
 {
 	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */
 
-	reclaim_calls(c);
+	reclaim_calls(sh);
 	cancel_release(cs);
 }
 
-size_t udc_shrink(udc_cache *c, size_t bytes)
+size_t shrink_bytes(struct shrink *sh, size_t bytes)
 {
-	if (!c || bytes == 0)
-		return 0;
-	thread_enter();
-	int cs = cancel_hold();   /* it waits for grace periods, shrink_lock held */
 	size_t freed = 0;
 	if (bytes != SIZE_MAX) {
 		/* First what compaction gives back (no answer lost); not when
 		 * everything goes, where moving entries is wasted work. */
-		size_t before = cache_bytes_used(c);
-		compact_all(c);
-		pthread_mutex_lock(&c->shrink_lock);
-		frees_wait(c);
-		size_t after = cache_bytes_used(c);
+		size_t before = cache_bytes_used(sh->c);
+		compact_all(sh);
+		pthread_mutex_lock(&sh->lock);
+		frees_wait(sh);
+		size_t after = cache_bytes_used(sh->c);
 		freed = before > after ? before - after : 0;
 	} else {
-		pthread_mutex_lock(&c->shrink_lock);
+		pthread_mutex_lock(&sh->lock);
 	}
 	/* Rounds: what a round promotes lands in pages newer than its sweep
 	 * (and in this thread's open ones), and main is swept only once
@@ -277,27 +276,26 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 	 * nothing after the first: nothing is left. */
 	size_t swept = 0;
 	for (int round = 0; freed + swept < bytes && round < SHRINK_ROUNDS; round++) {
-		size_t got = sweep_reclaim(c, bytes - freed - swept);
+		size_t got = sweep_reclaim(sh, bytes - freed - swept);
 		UDC_PROBE(reclaim, UDC_PROBE_RECLAIM_SHRINK, bytes - freed - swept, got);
 		swept += got;
 		if (!got && round > 0)
 			break;
 		if (freed + swept < bytes)
-			frees_wait(c);
+			frees_wait(sh);
 	}
 	freed += swept;
 	if (swept || freed < bytes) {
 		/* The directories left idle; all of them if bytes are still
 		 * wanted.  Bounded by the count now, as others add more. */
-		int64_t rounds = atomic_load_explicit(&c->nr_dirs, memory_order_relaxed) /
+		int64_t rounds = cache_nr_dirs(sh->c) /
 				 DIR_REAP_BATCH + 2;
-		while (rounds-- > 0 && dir_reap(c, DIR_REAP_BATCH, freed < bytes))
+		while (rounds-- > 0 && dir_reap(sh->c, DIR_REAP_BATCH, freed < bytes))
 			;
-		frees_wait(c);
-		tables_resize(c);   /* shrinks the tables that are now too big */
+		frees_wait(sh);
+		tables_resize(sh);   /* shrinks the tables that are now too big */
 	}
-	pthread_mutex_unlock(&c->shrink_lock);
-	cancel_release(cs);
+	pthread_mutex_unlock(&sh->lock);
 	return freed;
 }
 
@@ -305,154 +303,187 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
  * One wake-up's work: evict down to the low watermark, then compact, in
  * bounded batches.  Returns true if work remains (no sleep before the next).
  */
-static bool reclaim_background(struct udc_cache *c)
+static bool reclaim_background(struct shrink *sh)
 {
-	size_t limit = atomic_load_explicit(&c->limit, memory_order_relaxed);
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t low = limit > slack ? limit - slack : 0;
 	int batches = RECLAIM_THREAD_BATCHES;
 	bool more = false;
 
 	while (batches > 0) {
-		size_t used = reclaim_used(c);
+		size_t used = reclaim_used(sh->c);
 		if (used <= low + slack / 2)
 			break;
-		pthread_mutex_lock(&c->shrink_lock);
-		size_t due = used_due(c, used);
+		pthread_mutex_lock(&sh->lock);
+		size_t due = used_due(sh, used);
 		if (due <= low) {
 			/* What is in flight is enough: let it land (not
 			 * holding shrink_lock: the clients' batches go on). */
-			pthread_mutex_unlock(&c->shrink_lock);
-			entry_frees_wait(c);
-			pthread_mutex_lock(&c->shrink_lock);
-			inflight_landed(c);
-			pthread_mutex_unlock(&c->shrink_lock);
+			pthread_mutex_unlock(&sh->lock);
+			entry_frees_wait(sh->c);
+			pthread_mutex_lock(&sh->lock);
+			inflight_landed(sh);
+			pthread_mutex_unlock(&sh->lock);
 			batches--;
 			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = reclaim_evict_landed(c, want, UDC_PROBE_RECLAIM_THREAD);
-		pthread_mutex_unlock(&c->shrink_lock);
+		size_t got = reclaim_evict_landed(sh, want, UDC_PROBE_RECLAIM_THREAD);
+		pthread_mutex_unlock(&sh->lock);
 		batches--;
 		if (got == 0)
 			break;   /* nothing evictable now (others' open pages, pending frees) */
 		more = batches == 0;
 	}
-	if (cache_tables_resize_due(c)) {
-		pthread_mutex_lock(&c->shrink_lock);
-		tables_resize(c);
-		pthread_mutex_unlock(&c->shrink_lock);
+	if (cache_tables_resize_due(sh->c)) {
+		pthread_mutex_lock(&sh->lock);
+		tables_resize(sh);
+		pthread_mutex_unlock(&sh->lock);
 	}
 	for (bool aged_all = false; !aged_all && batches > 0; batches--) {
-		pthread_mutex_lock(&c->shrink_lock);
-		aged_all = !sweep_age(c, AGE_BATCH);
-		pthread_mutex_unlock(&c->shrink_lock);
+		pthread_mutex_lock(&sh->lock);
+		aged_all = !sweep_age(sh, AGE_BATCH);
+		pthread_mutex_unlock(&sh->lock);
 	}
 	for (bool stale = true; stale && batches > 0; batches--) {
-		pthread_mutex_lock(&c->shrink_lock);
-		stale = sweep_stale_due(c) && sweep_stale(c, STALE_BATCH);
-		pthread_mutex_unlock(&c->shrink_lock);
+		pthread_mutex_lock(&sh->lock);
+		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
+		pthread_mutex_unlock(&sh->lock);
 	}
-	for (bool idle = dir_reap_due(c); idle && batches > 0; batches--) {
-		pthread_mutex_lock(&c->shrink_lock);
-		idle = dir_reap(c, DIR_REAP_BATCH, reclaim_used(c) > low);
-		pthread_mutex_unlock(&c->shrink_lock);
+	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
+		pthread_mutex_lock(&sh->lock);
+		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh->c) > low);
+		pthread_mutex_unlock(&sh->lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)
-		if (!compact_batch(c, fresh))
+		if (!compact_batch(sh, fresh))
 			break;
 	more = more || batches < 0;
 	/* The pages promotions and moves filled: the next pass may sweep them. */
-	slab_thread_release(c->slabs[ENT_NEGATIVE]);
-	slab_thread_release(c->slabs[ENT_POSITIVE]);
-	entry_free_flush(c);
+	slab_thread_release(cache_slab(sh->c, ENT_NEGATIVE));
+	slab_thread_release(cache_slab(sh->c, ENT_POSITIVE));
+	entry_free_flush(sh->c);
 	return more;
 }
 
-void reclaim_thread_kick(struct udc_cache *c)
+static void thread_kick(struct shrink *sh)
 {
 	/* relaxed: a lost kick costs one period's wait, never an answer */
-	if (atomic_load_explicit(&c->thread_kicked, memory_order_relaxed) ||
-	    atomic_exchange_explicit(&c->thread_kicked, true, memory_order_relaxed))
+	if (atomic_load_explicit(&sh->thread_kicked, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&sh->thread_kicked, true, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&c->thread_lock);
-	pthread_cond_signal(&c->thread_cond);
-	pthread_mutex_unlock(&c->thread_lock);
+	pthread_mutex_lock(&sh->thread_lock);
+	pthread_cond_signal(&sh->thread_cond);
+	pthread_mutex_unlock(&sh->thread_lock);
 }
 
 static void *reclaim_thread_main(void *arg)
 {
-	struct udc_cache *c = arg;
+	struct shrink *sh = arg;
 
-	thread_enter();
-	pthread_mutex_lock(&c->thread_lock);
-	while (!c->thread_stop) {
-		pthread_mutex_unlock(&c->thread_lock);
-		/* relaxed: kicks after this wake us again (see reclaim_thread_kick) */
-		atomic_store_explicit(&c->thread_kicked, false, memory_order_relaxed);
-		bool more = reclaim_background(c);
-		pthread_mutex_lock(&c->thread_lock);
-		if (more || c->thread_stop || atomic_load_explicit(&c->thread_kicked, memory_order_relaxed))
+	engine_thread_enter();
+	pthread_mutex_lock(&sh->thread_lock);
+	while (!sh->thread_stop) {
+		pthread_mutex_unlock(&sh->thread_lock);
+		/* relaxed: kicks after this wake us again (see thread_kick) */
+		atomic_store_explicit(&sh->thread_kicked, false, memory_order_relaxed);
+		bool more = reclaim_background(sh);
+		pthread_mutex_lock(&sh->thread_lock);
+		if (more || sh->thread_stop || atomic_load_explicit(&sh->thread_kicked, memory_order_relaxed))
 			continue;
 		struct timespec t;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		t.tv_nsec += RECLAIM_THREAD_PERIOD_MS * 1000000L;
 		t.tv_sec += t.tv_nsec / 1000000000L;
 		t.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&c->thread_cond, &c->thread_lock, &t);
+		pthread_cond_timedwait(&sh->thread_cond, &sh->thread_lock, &t);
 	}
-	pthread_mutex_unlock(&c->thread_lock);
+	pthread_mutex_unlock(&sh->thread_lock);
 	/* Our open pages and RCU batches go with the thread (slab's and
 	 * thread.c's exit handlers). */
 	return NULL;
 }
 
-int reclaim_thread_start(struct udc_cache *c)
+int shrink_thread_start(struct shrink *sh)
 {
 	pthread_condattr_t a;
 	int err;
 
-	pthread_mutex_init(&c->thread_lock, NULL);
+	pthread_mutex_init(&sh->thread_lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->thread_cond, &a);
+	pthread_cond_init(&sh->thread_cond, &a);
 	pthread_condattr_destroy(&a);
-	c->thread_stop = false;
-	if (c->flags & UDC_CFG_NO_RECLAIM_THREAD)
+	sh->thread_stop = false;
+	if (sh->no_thread)
 		return 0;
-	err = pthread_create(&c->thread, NULL, reclaim_thread_main, c);
+	err = pthread_create(&sh->thread, NULL, reclaim_thread_main, sh);
 	if (err)
 		return -ENOMEM;   /* with no attributes, only EAGAIN: out of memory or threads */
-	c->thread_running = true;
+	sh->thread_running = true;
 	return 0;
 }
 
-void reclaim_thread_stop(struct udc_cache *c)
+void shrink_thread_stop(struct shrink *sh)
 {
-	if (c->thread_running) {
-		pthread_mutex_lock(&c->thread_lock);
-		c->thread_stop = true;
-		pthread_cond_signal(&c->thread_cond);
-		pthread_mutex_unlock(&c->thread_lock);
-		pthread_join(c->thread, NULL);
-		c->thread_running = false;
+	if (sh->thread_running) {
+		pthread_mutex_lock(&sh->thread_lock);
+		sh->thread_stop = true;
+		pthread_cond_signal(&sh->thread_cond);
+		pthread_mutex_unlock(&sh->thread_lock);
+		pthread_join(sh->thread, NULL);
+		sh->thread_running = false;
 	}
-	pthread_cond_destroy(&c->thread_cond);
-	pthread_mutex_destroy(&c->thread_lock);
+	pthread_cond_destroy(&sh->thread_cond);
+	pthread_mutex_destroy(&sh->thread_lock);
 }
 
-int udc_set_memory_limit(udc_cache *c, size_t bytes)
+int shrink_set_limit(struct shrink *sh, size_t bytes)
 {
-	if (!c)
-		return -EINVAL;
-	thread_enter();
 	size_t limit = bytes ? bytes : DEFAULT_MEMORY_LIMIT;
-	pthread_mutex_lock(&c->shrink_lock);
-	int err = sweep_limit_changed(c, limit);
+
+	pthread_mutex_lock(&sh->lock);
+	int err = sweep_limit_changed(sh, limit);
+	if (!err)   /* relaxed: see struct shrink (read by every call as a number) */
+		atomic_store_explicit(&sh->limit, limit, memory_order_relaxed);
+	pthread_mutex_unlock(&sh->lock);
 	if (!err)
-		atomic_store_explicit(&c->limit, limit, memory_order_relaxed);
-	pthread_mutex_unlock(&c->shrink_lock);
-	if (!err)
-		reclaim_inline(c);
+		shrink_after_call(sh);
 	return err;
+}
+
+size_t shrink_limit(const struct shrink *sh)
+{
+	/* relaxed: a number (see shrink_set_limit) */
+	return atomic_load_explicit(&sh->limit, memory_order_relaxed);
+}
+
+int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shrink **out)
+{
+	struct shrink *sh = mem_alloc(c, sizeof(*sh));
+
+	if (!sh)
+		return -ENOMEM;
+	memset(sh, 0, sizeof(*sh));
+	sh->c = c;
+	atomic_init(&sh->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
+	sh->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
+							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
+	sh->no_thread = cfg->flags & UDC_CFG_NO_RECLAIM_THREAD;
+	pthread_mutex_init(&sh->lock, NULL);
+	if (sweep_create(sh)) {
+		pthread_mutex_destroy(&sh->lock);
+		mem_free(c, sh, sizeof(*sh));
+		return -ENOMEM;
+	}
+	*out = sh;
+	return 0;
+}
+
+void shrink_destroy(struct shrink *sh)
+{
+	sweep_destroy(sh);
+	pthread_mutex_destroy(&sh->lock);
+	mem_free(sh->c, sh, sizeof(*sh));
 }

@@ -6,7 +6,7 @@
  * entries, the ghost table, the negatives' share and the choice of what to
  * sweep (sweep_reclaim, under memory pressure; sweep_age, with none).
  *
- * Queues: an entry kind's slab has twin classes per size (engine/alloc.c):
+ * Queues: an entry kind's slab has twin classes per size (shrink_slab_config):
  * probation (even; filled once, so a probation page is a FIFO segment of
  * entries made at about the same time) and main (odd).  New entries go to
  * probation, or to main when their ghost is remembered (a refault).  The
@@ -19,11 +19,12 @@
  *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted; stale ->
  *     dropped.  The page becomes the newest of its class; if it is sparse,
  *     compaction (compact.c) moves its survivors and gives it back.
- * Readers only ever raise hits (lookup.c); only the sweeper lowers it.
+ * Readers only ever raise hits (lookup.c); only the sweeper lowers it
+ * (entry_hit_spend).
  *
  * What to sweep (S3-FIFO's rule, per kind): probation while it holds more
  * than PROBATION_SHARE of the kind's pages, else main; negatives first
- * while their pages pass c->neg_share percent of all entry pages, else
+ * while their pages pass sh->neg_share percent of all entry pages, else
  * positives.  neg_share adapts every ADAPT_MS within [NEG_SHARE_MIN,
  * NEG_SHARE_MAX] to which kind earns more hits and refaults per byte.
  *
@@ -31,34 +32,33 @@
  * one slot per entry the cache holds when evictions run (so it remembers
  * about one turnover of evictions), at most one per 64 bytes of the limit
  * (3% of it); small until the first eviction, grown by the sweeper and
- * made smaller when the limit falls.  A false refault (a
- * new name matching a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot holds its fingerprint takes it
- * (refault) and goes straight to main.
+ * made smaller when the limit falls.  A false refault (a new name matching
+ * a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot
+ * holds its fingerprint takes it (refault) and goes straight to main
+ * (shrink_entry_class).
  *
- * Locking: the reclaim entry points run with shrink_lock held (one sweeper
- * at a time; it protects neg_share and the adaptation state).  A visit
- * takes the entry's stripe lock outside rcu_read_lock (mutate.c's rule),
- * and, for a promotion, the directory's spinlock inside it (entry_move).
- * The ghost slots take no lock: relaxed 16-bit loads and stores (a ghost
- * lost or overwritten by a race is a missed refault, nothing worse); the
- * table is read under rcu_read_lock and a replaced one freed after a
- * grace period (ghost_resize, with shrink_lock held, call_rcu).
+ * Locking: the reclaim entry points run with sh->lock held (one sweeper
+ * at a time; it protects neg_share's adaptation state and the garbage
+ * rounds).  A visit asks the engine to evict or move the entry
+ * (engine/evict.c, which takes the engine's locks).  The ghost slots take
+ * no lock: relaxed 16-bit loads and stores (a ghost lost or overwritten
+ * by a race is a missed refault, nothing worse); the table is read under
+ * rcu_read_lock and a replaced one freed after a grace period
+ * (ghost_resize, with sh->lock held, call_rcu).
  *
- * Ordering: hits is relaxed everywhere (a heuristic).  An evicted entry is
- * deleted from the table under its stripe and freed after a grace period
- * (entry_unlink_locked), so readers that found it read intact bytes.  A
- * positive's directory notes the drop (dir_drop_note: loses DIR_COMPLETE,
- * fails a fill in progress) before the entry goes, so no lookup answers an
- * evicted name negative.  Promotion is
- * entry_move's (compact.c).
+ * Ordering: hits is relaxed everywhere (a heuristic).  The ghost table is
+ * published with a release store and read with acquire loads (ghost_put,
+ * ghost_take).  What eviction and promotion need of the table and the
+ * directories is engine/evict.c's.
  *
  * Probes (common/probe.h): evict for each entry evicted (with its reason),
  * promote, refault, and sweep_batch for each slab_sweep call (sweep_class).
  */
-#include "engine/internal.h"
+#include "shrink/internal.h"
 #include "common/probe.h"
 
 #include <errno.h>
+#include <string.h>
 #include <time.h>
 
 #define SWEEP_BATCH 1024              /* work units per slab_sweep call (about a page) */
@@ -130,7 +130,7 @@ static void ghost_table_free_rcu(struct rcu_head *head)
 static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
 {
 	size_t most = limit / GHOST_BYTES_PER_SLOT;
-	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+	int64_t entries = cache_nr_entries(c);
 	uint32_t n = GHOST_MIN_SLOTS;
 
 	while (n < (uint64_t)entries && 2 * (size_t)n <= most && n < GHOST_MAX_SLOTS)
@@ -139,70 +139,72 @@ static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
 }
 
 /* Replace the table by one of @n slots: 0, or -ENOMEM and nothing changed.
- * shrink_lock held (one replacer); readers may hold the old table until
+ * sh->lock held (one replacer); readers may hold the old table until
  * a grace period, so it is freed by call_rcu. */
-static int ghost_resize(struct udc_cache *c, uint32_t n)
+static int ghost_resize(struct shrink *sh, uint32_t n)
 {
-	struct ghost_table *old = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
+	struct ghost_table *old = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 
 	if (old->mask + 1 == n)
 		return 0;
-	struct ghost_table *g = ghost_table_new(c, n, old);
+	struct ghost_table *g = ghost_table_new(sh->c, n, old);
 	if (!g)
 		return -ENOMEM;
 	/* release: publishes the filled table (pairs with the acquire loads below) */
-	atomic_store_explicit(&c->ghosts, g, memory_order_release);
+	atomic_store_explicit(&sh->ghosts, g, memory_order_release);
 	call_rcu(&old->rcu, ghost_table_free_rcu);
 	return 0;
 }
 
-int sweep_create(struct udc_cache *c)
+int sweep_create(struct shrink *sh)
 {
 	/* Small: ghosts are for evictions, and the table grows when they start. */
-	struct ghost_table *g = ghost_table_new(c, GHOST_MIN_SLOTS, NULL);
+	struct ghost_table *g = ghost_table_new(sh->c, GHOST_MIN_SLOTS, NULL);
 
 	if (!g)
 		return -ENOMEM;
-	atomic_init(&c->ghosts, g);
-	atomic_init(&c->neg_share, NEG_SHARE_INIT);
+	atomic_init(&sh->ghosts, g);
+	atomic_init(&sh->neg_share, NEG_SHARE_INIT);
 	return 0;
 }
 
-void sweep_destroy(struct udc_cache *c)
+void sweep_destroy(struct shrink *sh)
 {
-	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 
 	if (g)
 		ghost_table_free(g);
-	atomic_store_explicit(&c->ghosts, NULL, memory_order_relaxed);
+	atomic_store_explicit(&sh->ghosts, NULL, memory_order_relaxed);
 }
 
-int sweep_limit_changed(struct udc_cache *c, size_t limit)
+int sweep_limit_changed(struct shrink *sh, size_t limit)
 {
-	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_relaxed);
-	uint32_t n = ghost_slots_wanted(c, limit);
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
+	uint32_t n = ghost_slots_wanted(sh->c, limit);
 
 	/* Only smaller now: growing waits for evictions (sweep_reclaim). */
-	return n < g->mask + 1 ? ghost_resize(c, n) : 0;
+	return n < g->mask + 1 ? ghost_resize(sh, n) : 0;
 }
 
-static void ghost_put(struct udc_cache *c, uint64_t hash)
+static void ghost_put(struct shrink *sh, uint64_t hash)
 {
 	rcu_read_lock();   /* the table stays until our unlock */
 	/* acquire: pairs with the release store in ghost_resize */
-	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
 	/* relaxed: see Locking */
 	atomic_store_explicit(&g->slot[hash & g->mask], ghost_fp(hash), memory_order_relaxed);
 	rcu_read_unlock();
 }
 
-bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
+/* A fresh entry of @hash: was its ghost remembered (a refault, counted)?
+ * Takes the ghost. */
+static bool ghost_take(struct shrink *sh, uint64_t hash, enum entry_kind kind)
 {
 	bool hit;
 
 	rcu_read_lock();   /* the table stays until our unlock */
 	/* acquire: pairs with the release store in ghost_resize */
-	struct ghost_table *g = atomic_load_explicit(&c->ghosts, memory_order_acquire);
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
 	_Atomic uint16_t *slot = &g->slot[hash & g->mask];
 	/* relaxed: see Locking */
 	hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
@@ -213,17 +215,36 @@ bool ghost_take(struct udc_cache *c, uint64_t hash, enum entry_kind kind)
 		return false;
 	UDC_PROBE(refault, kind);
 	if (kind == ENT_NEGATIVE)
-		stat_add(thread_stats(c), refaults_neg, 1);
+		stat_add(cache_stats(sh->c), refaults_neg, 1);
 	else
-		stat_add(thread_stats(c), refaults_pos, 1);
+		stat_add(cache_stats(sh->c), refaults_pos, 1);
 	return true;
+}
+
+unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cls, uint64_t hash)
+{
+	return ghost_take(sh, hash, kind) ? entry_main_class(cls) : cls;
+}
+
+void shrink_slab_config(const size_t *sizes, unsigned n, struct slab_config *out)
+{
+	udc_assert(2 * n <= SLAB_MAX_CLASSES);
+	memset(out, 0, sizeof(*out));
+	out->nr_classes = 2 * n;
+	for (unsigned i = 0; i < n; i++) {
+		out->class_size[2 * i] = out->class_size[2 * i + 1] = sizes[i];
+		out->fifo_mask |= 1u << (2 * i);   /* probation: filled once, a FIFO */
+	}
+	out->retained_max = 4;
 }
 
 /* ------------------------------------------------------------------ */
 /* visits */
 
 struct sweep_pass {
+	struct shrink *sh;
 	struct udc_cache *c;
+	const struct entry_key *key;  /* the entry being visited's (promote_move's probe) */
 	size_t evicted;     /* slot bytes */
 	size_t nr_evicted;  /* entries */
 	size_t promoted;    /* slot bytes copied and not yet waited for */
@@ -241,31 +262,36 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 	struct udc_cache *c = sp->c;
 	size_t slot = entry_slot_size(c, e);
 
+	enum entry_kind kind = entry_kind_of(e);
+
 	if (!entry_evict(c, e, key))
 		return false;
-	bool aged = sp->mode == UDC_PROBE_SWEEP_AGE && e->kind == ENT_NEGATIVE;
+	bool aged = sp->mode == UDC_PROBE_SWEEP_AGE && kind == ENT_NEGATIVE;
 	if (aged)
-		stat_add(thread_stats(c), aged, 1);
+		stat_add(cache_stats(c), aged, 1);
 	UDC_PROBE(evict, aged && why != UDC_PROBE_EVICT_STALE ? UDC_PROBE_EVICT_AGED : why,
-		  (int)e->kind, slot, key->dir, key->name, key->len);
+		  (int)kind, slot, key->dir, key->name, key->len);
 	if (ghost)
-		ghost_put(c, key->hash);
+		ghost_put(sp->sh, key->hash);
 	sp->evicted += slot;
 	sp->nr_evicted++;
 	return true;
 }
 
-/* slab_move_fn for a promotion: entry_move, and the hit that earned it is spent. */
+/* slab_move_fn for a promotion (arg: the sweep_pass): entry_move, and the
+ * hit that earned it is spent. */
 static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 {
-	enum slab_verdict v = entry_move(arg, old_obj, new_obj);
+	struct sweep_pass *sp = arg;
+	enum slab_verdict v = entry_move(sp->c, old_obj, new_obj);
 
 	if (v == SLAB_MOVED) {
 		struct udc_entry *e = new_obj;
-		admit_client_count(arg, old_obj, -1);   /* out of probation */
+		admit_promoted(sp->sh, old_obj);   /* out of probation */
 		uint8_t h = entry_hit_spend(e);
-		stat_add(thread_stats(arg), promoted, 1);
-		UDC_PROBE(promote, (int)e->kind, e->dir->ino, entry_name(e), e->len, h ? h - 1 : 0);
+		stat_add(cache_stats(sp->c), promoted, 1);
+		UDC_PROBE(promote, (int)entry_kind_of(e), sp->key->dir, sp->key->name, sp->key->len,
+			  h ? h - 1 : 0);
 	}
 	return v;
 }
@@ -279,11 +305,12 @@ static void visit_probation(void *arg, void *obj)
 
 	if (!entry_key_copy(c, e, &key))
 		return;   /* dead: its free is on the way */
-	bool stale = !entry_current(e);
-	if (!stale && atomic_load_explicit(&e->hits, memory_order_relaxed)) {
-		struct slab *s = c->slabs[e->kind];
+	bool stale = !entry_is_current(e);
+	if (!stale && entry_hits(e)) {
+		struct slab *s = cache_slab(c, entry_kind_of(e));
 		unsigned cls = slab_page_class(slab_page_of(e));
-		int v = slab_relocate_to(s, e, entry_main_class(cls), promote_move, c);
+		sp->key = &key;
+		int v = slab_relocate_to(s, e, entry_main_class(cls), promote_move, sp);
 		if (v == SLAB_MOVED)
 			sp->promoted += slab_class_size(s, cls);
 		if (v != -ENOMEM)
@@ -299,10 +326,9 @@ static void visit_main(void *arg, void *obj)
 	struct udc_entry *e = obj;
 	struct entry_key key;
 
-	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
-	if (!atomic_load_explicit(&e->published, memory_order_acquire))
+	if (!entry_published(e))
 		return;
-	bool stale = !entry_current(e);
+	bool stale = !entry_is_current(e);
 	if (!stale && entry_hit_spend(e))
 		return;   /* hit since the last visit: kept, one hit spent */
 	if (entry_key_copy(sp->c, e, &key))
@@ -316,7 +342,7 @@ static size_t sweep_class(struct sweep_pass *sp, enum entry_kind kind, unsigned 
 			  uint64_t stamp_max, uint64_t *cursor, void (*visit)(void *arg, void *obj))
 {
 	size_t n0 = sp->nr_evicted, b0 = sp->evicted;
-	size_t done = slab_sweep(sp->c->slabs[kind], cls, budget, stamp_max, cursor, visit, sp);
+	size_t done = slab_sweep(cache_slab(sp->c, kind), cls, budget, stamp_max, cursor, visit, sp);
 
 	if (done)   /* a class with nothing to sweep is no batch */
 		UDC_PROBE(sweep_batch, sp->mode, kind, cls, done, sp->nr_evicted - n0,
@@ -329,7 +355,7 @@ static size_t sweep_class(struct sweep_pass *sp, enum entry_kind kind, unsigned 
 static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main, size_t budget,
 			  uint64_t stamp_max)
 {
-	struct slab *s = sp->c->slabs[kind];
+	struct slab *s = cache_slab(sp->c, kind);
 	size_t done = 0;
 
 	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2) {
@@ -349,7 +375,7 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 
 static size_t queue_bytes(struct udc_cache *c, enum entry_kind kind, bool main)
 {
-	struct slab *s = c->slabs[kind];
+	struct slab *s = cache_slab(c, kind);
 	size_t b = 0;
 
 	for (unsigned cls = main; cls < slab_nr_classes(s); cls += 2)
@@ -358,31 +384,31 @@ static size_t queue_bytes(struct udc_cache *c, enum entry_kind kind, bool main)
 }
 
 /* Move neg_share towards the kind that earns more per byte. */
-static void adapt_share(struct udc_cache *c, const size_t bytes[2][2])
+static void adapt_share(struct shrink *sh, const size_t bytes[2][2])
 {
 	uint64_t now = slab_now_ms();
 
-	if (now - c->adapt_ms < ADAPT_MS)
+	if (now - sh->adapt_ms < ADAPT_MS)
 		return;
-	c->adapt_ms = now;
+	sh->adapt_ms = now;
 	struct thread_stats t;
-	stats_sum(c, &t);
+	stats_sum(sh->c, &t);
 #define G(name) atomic_load_explicit(&t.name, memory_order_relaxed)
 	uint64_t cur[4] = { G(hits_negative), G(hits_positive), G(refaults_neg), G(refaults_pos) };
 #undef G
 	/* A refault is a miss the cache could have answered: it weighs more than a hit. */
-	double earn_neg = (double)(cur[0] - c->adapt_last[0]) + 8.0 * (double)(cur[2] - c->adapt_last[2]);
-	double earn_pos = (double)(cur[1] - c->adapt_last[1]) + 8.0 * (double)(cur[3] - c->adapt_last[3]);
-	memcpy(c->adapt_last, cur, sizeof(cur));
+	double earn_neg = (double)(cur[0] - sh->adapt_last[0]) + 8.0 * (double)(cur[2] - sh->adapt_last[2]);
+	double earn_pos = (double)(cur[1] - sh->adapt_last[1]) + 8.0 * (double)(cur[3] - sh->adapt_last[3]);
+	memcpy(sh->adapt_last, cur, sizeof(cur));
 	double b_neg = (double)(bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1]) + 1;
 	double b_pos = (double)(bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1]) + 1;
-	unsigned share = atomic_load_explicit(&c->neg_share, memory_order_relaxed);
+	unsigned share = atomic_load_explicit(&sh->neg_share, memory_order_relaxed);
 	if (earn_neg / b_neg > 1.25 * earn_pos / b_pos && share < NEG_SHARE_MAX)
 		share++;
 	else if (earn_pos / b_pos > 1.25 * earn_neg / b_neg && share > NEG_SHARE_MIN)
 		share--;
 	/* relaxed: read by admit_client as a heuristic */
-	atomic_store_explicit(&c->neg_share, share, memory_order_relaxed);
+	atomic_store_explicit(&sh->neg_share, share, memory_order_relaxed);
 }
 
 /*
@@ -391,18 +417,18 @@ static void adapt_share(struct udc_cache *c, const size_t bytes[2][2])
  * whose pages all wait for their grace period gives nothing now, and main
  * is not emptied instead.
  */
-static unsigned sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool main[4])
+static unsigned sweep_order(struct shrink *sh, enum entry_kind kind[4], bool main[4])
 {
 	unsigned n = 0;
 	size_t bytes[2][2];
 
 	for (unsigned k = 0; k < 2; k++)
 		for (unsigned q = 0; q < 2; q++)
-			bytes[k][q] = queue_bytes(c, (enum entry_kind)k, q);
-	adapt_share(c, bytes);
+			bytes[k][q] = queue_bytes(sh->c, (enum entry_kind)k, q);
+	adapt_share(sh, bytes);
 	size_t neg = bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1];
 	size_t all = neg + bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1];
-	unsigned share = atomic_load_explicit(&c->neg_share, memory_order_relaxed);
+	unsigned share = atomic_load_explicit(&sh->neg_share, memory_order_relaxed);
 	enum entry_kind first = 100 * neg > (size_t)share * all ? ENT_NEGATIVE : ENT_POSITIVE;
 	for (unsigned i = 0; i < 2; i++) {
 		enum entry_kind k = i ? (enum entry_kind)!first : first;
@@ -417,9 +443,10 @@ static unsigned sweep_order(struct udc_cache *c, enum entry_kind kind[4], bool m
 	return n;
 }
 
-size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
+size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 {
-	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_RECLAIM };
+	struct udc_cache *c = sh->c;
+	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_RECLAIM };
 	enum entry_kind kind[4];
 	bool main[4], empty[2][2] = { { false } };
 	/* Bounded: every page about four times over (a main entry's hits
@@ -429,16 +456,16 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 	/* Evictions start: ghosts for as many entries as the cache holds,
 	 * grown only (the cache empties as it is swept); a table that cannot
 	 * grow now keeps its size: fewer ghosts. */
-	uint32_t want = ghost_slots_wanted(c, atomic_load_explicit(&c->limit, memory_order_relaxed));
-	if (want > atomic_load_explicit(&c->ghosts, memory_order_relaxed)->mask + 1)
-		ghost_resize(c, want);
+	uint32_t want = ghost_slots_wanted(c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
+	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1)
+		ghost_resize(sh, want);
 	/* This thread's open pages become sweepable (others' stay theirs). */
-	slab_thread_release(c->slabs[ENT_NEGATIVE]);
-	slab_thread_release(c->slabs[ENT_POSITIVE]);
+	slab_thread_release(cache_slab(c, ENT_NEGATIVE));
+	slab_thread_release(cache_slab(c, ENT_POSITIVE));
 	unsigned nq = 0;
 	for (int64_t step = 0; sp.evicted < bytes && step < steps; step++) {
 		if (step % 16 == 0)   /* the shares move as pages go: look again */
-			nq = sweep_order(c, kind, main);
+			nq = sweep_order(sh, kind, main);
 		unsigned i = 0;
 		while (i < nq && empty[kind[i]][main[i]])
 			i++;
@@ -455,10 +482,11 @@ size_t sweep_reclaim(struct udc_cache *c, size_t bytes)
 	return sp.evicted;
 }
 
-bool sweep_age(struct udc_cache *c, size_t budget)
+bool sweep_age(struct shrink *sh, size_t budget)
 {
-	uint32_t max_age = c->negative_max_age_ms;
-	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_AGE };
+	struct udc_cache *c = sh->c;
+	uint32_t max_age = sh->negative_max_age_ms;
+	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_AGE };
 
 	if (max_age == UINT32_MAX)
 		return false;
@@ -466,7 +494,7 @@ bool sweep_age(struct udc_cache *c, size_t budget)
 	if (now < max_age)
 		return false;
 	/* Open pages of this thread older than the age: their entries too. */
-	slab_thread_release_stale(c->slabs[ENT_NEGATIVE], now - max_age);
+	slab_thread_release_stale(cache_slab(c, ENT_NEGATIVE), now - max_age);
 	/* Probation: every entry of a page that old is past the age; main
 	 * is visited twice as often (an entry loses a hit a visit). */
 	size_t done = sweep_queue(&sp, ENT_NEGATIVE, false, budget, now - max_age);
@@ -479,27 +507,20 @@ bool sweep_age(struct udc_cache *c, size_t budget)
 /* ------------------------------------------------------------------ */
 /* garbage: the stale entries of invalidated and removed directories */
 
-int64_t sweep_stale_note(struct udc_cache *c, struct udc_dir *d)
+void shrink_dir_forgotten(struct shrink *sh, int64_t entries)
 {
-	/* relaxed: a work estimate (its entries, and the caller's pin) */
-	int64_t n = atomic_load_explicit(&d->refs, memory_order_relaxed) - 1;
-
-	if (n <= 0)
-		return 0;
-	atomic_fetch_add_explicit(&c->stale_pending, n, memory_order_relaxed);
-	return n;
+	if (entries > 0)   /* relaxed: a work estimate */
+		atomic_fetch_add_explicit(&sh->garbage_pending, entries, memory_order_relaxed);
 }
 
-/* Drop a stale entry; leave the others as they are (hits untouched). */
-static void visit_stale(void *arg, void *obj)
+/* Drop garbage (a stale entry); leave the others as they are (hits untouched). */
+static void visit_garbage(void *arg, void *obj)
 {
 	struct sweep_pass *sp = arg;
 	struct udc_entry *e = obj;
 	struct entry_key key;
 
-	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
-	if (!atomic_load_explicit(&e->published, memory_order_acquire) || entry_current(e) ||
-	    !entry_key_copy(sp->c, e, &key))
+	if (!entry_published(e) || entry_is_current(e) || !entry_key_copy(sp->c, e, &key))
 		return;
 	evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_STALE);
 }
@@ -524,42 +545,43 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-bool sweep_stale_due(struct udc_cache *c)
+bool sweep_garbage_due(struct shrink *sh)
 {
-	/* relaxed: estimates (stale_round and stale_round_ns: shrink_lock, held) */
-	int64_t pending = atomic_load_explicit(&c->stale_pending, memory_order_relaxed);
-	int64_t entries = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+	/* relaxed: estimates (garbage_round and garbage_round_ns: sh->lock, held) */
+	int64_t pending = atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed);
+	int64_t entries = cache_nr_entries(sh->c);
 
 	if (pending <= 0)
 		return false;
-	if (c->stale_round || pending * STALE_ROUND_SHARE >= entries)
+	if (sh->garbage_round || pending * STALE_ROUND_SHARE >= entries)
 		return true;
-	return mono_ns() - c->stale_round_ns >= STALE_ROUND_NS;
+	return mono_ns() - sh->garbage_round_ns >= STALE_ROUND_NS;
 }
 
-bool sweep_stale(struct udc_cache *c, size_t budget)
+bool sweep_garbage(struct shrink *sh, size_t budget)
 {
-	struct sweep_pass sp = { .c = c, .mode = UDC_PROBE_SWEEP_STALE };
+	struct udc_cache *c = sh->c;
+	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_STALE };
 	size_t done = 0;
 	bool wrapped = true;
 
-	if (atomic_load_explicit(&c->stale_pending, memory_order_relaxed) <= 0)
+	if (atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
 		return false;
-	if (!c->stale_round) {   /* a round starts: what it will have covered */
-		c->stale_round = atomic_load_explicit(&c->stale_pending, memory_order_relaxed);
-		c->stale_round_ns = mono_ns();
+	if (!sh->garbage_round) {   /* a round starts: what it will have covered */
+		sh->garbage_round = atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed);
+		sh->garbage_round_ns = mono_ns();
 		/* This thread's open pages too (other threads' stay theirs
 		 * until they retire them or go offline). */
-		slab_thread_release(c->slabs[ENT_NEGATIVE]);
-		slab_thread_release(c->slabs[ENT_POSITIVE]);
+		slab_thread_release(cache_slab(c, ENT_NEGATIVE));
+		slab_thread_release(cache_slab(c, ENT_POSITIVE));
 	}
 	for (unsigned k = 0; k < 2; k++) {
-		struct slab *s = c->slabs[k];
+		struct slab *s = cache_slab(c, (enum entry_kind)k);
 		for (unsigned cls = 0; cls < slab_nr_classes(s); cls++) {
-			uint64_t *cur = &c->stale_cursor[k][cls];
+			uint64_t *cur = &sh->garbage_cursor[k][cls];
 			if (done < budget)
 				done += sweep_class(&sp, (enum entry_kind)k, cls, budget - done,
-						    UINT64_MAX, cur, visit_stale);
+						    UINT64_MAX, cur, visit_garbage);
 			wrapped = wrapped && *cur == 0;
 		}
 	}
@@ -567,9 +589,10 @@ bool sweep_stale(struct udc_cache *c, size_t budget)
 	if (wrapped && done < budget) {
 		/* Every class gone through: what was noted before the round is
 		 * swept (removals since are the next round's). */
-		atomic_fetch_sub_explicit(&c->stale_pending, c->stale_round, memory_order_relaxed);
-		c->stale_round = 0;
-		return atomic_load_explicit(&c->stale_pending, memory_order_relaxed) > 0;
+		atomic_fetch_sub_explicit(&sh->garbage_pending, sh->garbage_round,
+					  memory_order_relaxed);
+		sh->garbage_round = 0;
+		return atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0;
 	}
 	return true;
 }

@@ -17,6 +17,7 @@
 #include "common/prng.h"
 #include "common/tcache.h"
 #include "engine/internal.h"
+#include "shrink/internal.h"   /* compact_all */
 
 #define CP_DIRS 16
 #define CP_READERS 2
@@ -186,7 +187,7 @@ Test(compaction, moves_survivors_under_concurrent_lookups, .timeout = 300)
 		atomic_store_explicit(&removed[i], 1, memory_order_release);
 	}
 	/* And compaction to the end, still under the readers. */
-	compact_all(c);
+	compact_all(c->shrink);
 	atomic_store(&sh.stop, true);
 	for (unsigned t = 0; t <= CP_READERS; t++)
 		pthread_join(th[t], NULL);

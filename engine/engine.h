@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/engine.h - what the engine offers its reclaim policy (shrink/).
+ *
+ * The engine owns the name table, the entries, the directory objects and
+ * their locks; shrink/ decides what to evict, move, age and when, and asks
+ * the engine to do it through these calls, never touching an engine
+ * structure itself.  The entries shrink/ works on are the slots of the
+ * engine's two slabs (cache_slab), which it visits with slab_sweep and
+ * slab_compact: an entry found that way may be freed under it, so it
+ * copies the key first (entry_key_copy) and the engine re-checks under the
+ * name's lock.  (shrink/shrink.h is the other direction: the events the
+ * engine tells its policy.)
+ */
+#ifndef UDC_ENGINE_ENGINE_H
+#define UDC_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/stats.h"
+#include "include/udcache.h"
+#include "slab/slab.h"
+
+struct udc_cache;
+struct udc_entry;
+
+enum entry_kind {
+	ENT_NEGATIVE = 0,
+	ENT_POSITIVE = 1,
+};
+
+#define HITS_MAX 3   /* an entry's hit counter saturates here */
+
+/* A copy of an entry's key, taken while the entry may be freed under us. */
+struct entry_key {
+	uint64_t hash;
+	udc_ino dir;
+	uint8_t len;
+	char name[UDC_NAME_MAX];
+};
+
+/* ---- the cache ---- */
+struct slab *cache_slab(struct udc_cache *c, enum entry_kind kind);   /* the kind's entries */
+size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
+size_t cache_entry_bytes(struct udc_cache *c);  /* slots of the entries in the table */
+int64_t cache_nr_entries(struct udc_cache *c);
+int64_t cache_nr_dirs(struct udc_cache *c);
+size_t entry_slabs_bytes(struct udc_cache *c);  /* both slabs' pages */
+/* The bytes the tables' due growths would add (reclaim makes room first). */
+size_t cache_tables_growth(struct udc_cache *c);
+bool cache_tables_resize_due(struct udc_cache *c);
+/* Resize the tables that are due, growing only within @room bytes; one
+ * caller at a time (the policy's lock), outside rcu_read_lock; blocks. */
+void cache_tables_resize(struct udc_cache *c, size_t room);
+/* The calling thread's counters (stat_add), and every thread's summed. */
+struct thread_stats *cache_stats(struct udc_cache *c);
+void stats_sum(struct udc_cache *c, struct thread_stats *sum);
+/* Memory accounted in bytes_used: NULL on ENOMEM. */
+void *mem_alloc(struct udc_cache *c, size_t size);
+void mem_free(struct udc_cache *c, void *p, size_t size);
+/* A thread of the policy's own (the reclaim thread) before its first call. */
+void engine_thread_enter(void);
+
+/* ---- one entry, found in a slab page ---- */
+/* Still in the table (acquire: its fields are the published ones)? */
+bool entry_published(const struct udc_entry *e);
+/* Its answer is current (its directory's generation is still its own)? */
+bool entry_is_current(const struct udc_entry *e);
+enum entry_kind entry_kind_of(const struct udc_entry *e);
+uint8_t entry_hits(const struct udc_entry *e);
+uint8_t entry_client_tag(const struct udc_entry *e);   /* a negative's; 0 anonymous */
+size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);
+/* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
+ * e is in a slab page (its bytes stay until its free lands). */
+bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
+/* Evict e (key: its key) if it is still published: true if it went. */
+bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key);
+/* slab_move_fn (arg: the cache): move a published entry, drop a stale
+ * one, keep a dead one. */
+enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);
+/* Lower e's hit count by one (if above 0); returns the count before. */
+uint8_t entry_hit_spend(struct udc_entry *e);
+void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */
+/* Flush, and wait until the frees and the pages they empty land. */
+void entry_frees_wait(struct udc_cache *c);
+
+/* ---- directory objects ---- */
+/* Free idle directories, at most @budget looked at, one caller at a time
+ * (the policy's lock): those that hold no answer, and with @pressure the
+ * others too.  Returns true if more remains. */
+bool dir_reap(struct udc_cache *c, size_t budget, bool pressure);
+bool dir_reap_due(struct udc_cache *c);   /* idle directories are waiting (a hint) */
+
+#endif

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shrink/internal.h - the reclaim policy's private types: its state
+ * (struct shrink, which the cache points to and the engine never reads)
+ * and the calls between shrink/'s own files.
+ *
+ * Glossary
+ *   probation, main  the two queues of S3-FIFO: each entry size has two
+ *                    slab classes, an even one (probation: filled once, a
+ *                    FIFO of pages) and the odd one above it (main).
+ *   ghost            a 16-bit fingerprint of an evicted probation entry's
+ *                    hash; a new entry that finds its own goes to main.
+ *   garbage          entries of a directory whose generation moved on
+ *                    (invalidated, removed), swept in rounds.
+ *   in transit       bytes evicted whose frees have not landed yet (they
+ *                    still count in bytes_used for a grace period).
+ */
+#ifndef UDC_SHRINK_INTERNAL_H
+#define UDC_SHRINK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define _LGPL_SOURCE   /* inline read-side fast paths */
+#define URCU_API_MAP   /* the flavor-neutral names: rcu_read_lock, call_rcu... */
+#include <urcu/urcu-memb.h>
+
+#include "common/cancel.h"
+#include "common/debug.h"
+#include "common/rcu_tsan.h"
+#include "engine/engine.h"
+#include "shrink/shrink.h"
+
+#define CLIENT_TAGS 64                 /* client ids fold to tags 1..63 (0: anonymous) */
+#define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
+#define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
+
+struct ghost_table;
+
+struct shrink {
+	/* --- read by every call --- */
+	struct udc_cache *c;              /* the cache whose policy this is (immutable) */
+	_Atomic size_t limit;             /* bytes_limit (relaxed: written under lock) */
+	uint32_t negative_max_age_ms;     /* immutable; UINT32_MAX: never */
+	bool no_thread;                   /* UDC_CFG_NO_RECLAIM_THREAD (immutable) */
+	bool thread_running;              /* set at start, cleared at stop */
+	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, %
+	                                   * (relaxed; written under lock) */
+	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag */
+	struct ghost_table *_Atomic ghosts;   /* RCU: replaced under lock, freed by call_rcu */
+
+	/* --- one pass at a time: what follows is protected by lock
+	 * unless it says otherwise --- */
+	pthread_mutex_t lock;
+	_Atomic size_t compact_mark_live;  /* entry bytes when compaction last ran dry, */
+	_Atomic size_t compact_mark_pages; /* and the slab bytes then; 0: not backed off
+	                                    * (atomics: read off the lock as a hint) */
+	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per kind and class */
+	_Atomic uint64_t age_next_ms;     /* when the inline path ages next (relaxed CAS) */
+	size_t in_transit;                /* evicted, not yet gone from bytes_used */
+	size_t in_transit_seen_used;      /* bytes_used when in_transit was last updated */
+	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
+	                                   * added to off the lock) */
+	int64_t garbage_round;            /* of it, what the running round covers */
+	uint64_t garbage_round_ns;        /* when the last round began (CLOCK_MONOTONIC) */
+	uint64_t garbage_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's */
+	uint64_t adapt_ms;                /* neg_share's last adaptation */
+	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
+
+	/* --- the reclaim thread --- */
+	pthread_mutex_t thread_lock;      /* protects thread_stop; with thread_cond */
+	pthread_cond_t thread_cond;       /* wakes the thread: a stop or a kick */
+	bool thread_stop;
+	atomic_bool thread_kicked;        /* a client asked for a pass since the last wake-up */
+	pthread_t thread;
+};
+
+/* Even classes are probation; the odd one above each is main. */
+static inline unsigned entry_main_class(unsigned cls)
+{
+	return cls | 1;
+}
+
+/* ---- shrink/sweep.c: the page sweeper (S3-FIFO queues), ghosts, ageing ---- */
+int sweep_create(struct shrink *sh);    /* the ghost table: 0 or -ENOMEM */
+void sweep_destroy(struct shrink *sh);
+/* The limit becomes @limit: the ghost table shrinks to it (lock held,
+ * outside rcu_read_lock).  0, or -ENOMEM and nothing changed. */
+int sweep_limit_changed(struct shrink *sh, size_t limit);
+/* Sweep until about @bytes of entries are evicted, lock held: the slot
+ * bytes evicted. */
+size_t sweep_reclaim(struct shrink *sh, size_t bytes);
+/* Age negatives out (negative_max_age_ms), at most @budget work units,
+ * lock held: true if more remains. */
+bool sweep_age(struct shrink *sh, size_t budget);
+/* Whether a garbage round should run now; lock held. */
+bool sweep_garbage_due(struct shrink *sh);
+/* Drop garbage, at most @budget work units, lock held: true if more remains. */
+bool sweep_garbage(struct shrink *sh, size_t budget);
+
+/* ---- shrink/compact.c: when to move entries out of sparse pages ---- */
+/* A bounded batch if worth it, or nothing if another thread is at it. */
+void compact_inline(struct shrink *sh);
+/* One batch if worth it, waiting for the lock: true if more remains.
+ * @fresh: forget the inline path's back-off first. */
+bool compact_batch(struct shrink *sh, bool fresh);
+/* Compact until no sparse page is left, in bounded batches (the lock
+ * taken per batch, so not held by the caller): blocks.  The work done. */
+size_t compact_all(struct shrink *sh);
+
+/* ---- shrink/admit.c ---- */
+/* Negative @e (found in a slab page) left probation for main (promotion). */
+void admit_promoted(struct shrink *sh, const struct udc_entry *e);
+
+#endif

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shrink/shrink.h - the reclaim policy, as the engine sees it: the events
+ * the engine tells it, and the decisions it asks of it.
+ *
+ * The policy's state is a struct shrink (shrink/internal.h) that the cache
+ * points to; the engine never reads its fields.  What the policy may ask
+ * of the engine is engine/engine.h.
+ */
+#ifndef UDC_SHRINK_SHRINK_H
+#define UDC_SHRINK_SHRINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+struct shrink;
+struct udc_config;
+
+/* ---- start and stop ---- */
+/* The policy of cache @c (its memory accounted in @c): 0 or -ENOMEM. */
+int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shrink **out);
+void shrink_destroy(struct shrink *sh);   /* its thread stopped first */
+/* The reclaim thread (none with UDC_CFG_NO_RECLAIM_THREAD): 0 or -ENOMEM.
+ * Stopped and started again around fork() (engine/fork.c). */
+int shrink_thread_start(struct shrink *sh);
+void shrink_thread_stop(struct shrink *sh);
+
+/* ---- the slabs' layout ---- */
+/* The slab classes of @kind's entries, whose sizes are @sizes[0..n):
+ * each size twice, probation and main (S3-FIFO). */
+void shrink_slab_config(const size_t *sizes, unsigned n, struct slab_config *out);
+/* The class of a new entry of hash @hash whose size's probation class is
+ * @cls: @cls, or its main class when the name's ghost was remembered. */
+unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cls,
+			    uint64_t hash);
+
+/* ---- admission of negatives ---- */
+uint8_t shrink_client_tag(uint32_t client);   /* client ids fold to tags 1..63 */
+/* May a negative of client @tag be kept in a directory holding @positives
+ * positives and @negatives negatives of its generation? */
+bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negatives,
+			   uint8_t tag);
+
+/* ---- events ---- */
+/* An entry of @kind (a negative's client @tag) in slab class @cls entered
+ * (+1) or left (-1) the table. */
+void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,
+			  int delta);
+/* A directory's generation moved on, leaving about @entries entries
+ * behind as garbage to sweep. */
+void shrink_dir_forgotten(struct shrink *sh, int64_t entries);
+/* A mutating call or a miss is done (reclaim inline, throttle). */
+void shrink_after_call(struct shrink *sh);
+/* A name was dropped (pages may be sparse now: compaction). */
+void shrink_after_drop(struct shrink *sh);
+
+/* ---- the public calls that are the policy's ---- */
+size_t shrink_bytes(struct shrink *sh, size_t bytes);   /* udc_shrink */
+int shrink_set_limit(struct shrink *sh, size_t bytes);   /* udc_set_memory_limit */
+size_t shrink_limit(const struct shrink *sh);            /* bytes_limit */
+
+#endif
