@@ -517,6 +517,8 @@ static struct {
 	size_t flen;
 	char fname[UDC_NAME_MAX];
 	uint8_t reenter_kind, reenter_arg;
+	unsigned bumps;        /* backend calls left that bump the rename seqcount */
+	udc_ino bump_dir;
 	int reenter_answer;    /* what the reentrant call answered (0 / -ENOENT) */
 	struct udc_attr reenter_attr;
 } F;
@@ -527,6 +529,27 @@ static bool have_backend, have_readlink;
 static uint64_t backend_calls;         /* lookups only: what stats count */
 
 static void reenter(udc_ino dir, const char *name, size_t len);
+static const char *rname(int r);
+
+/*
+ * During a walk, the backend tells the cache of an rmdir of a name that
+ * does not exist (it only forgets: ".." to bump_dir is no longer trusted)
+ * the first F.bumps times it is called: the rename seqcount moves under
+ * the walk, which must retry, then fall back to its locked passes, and
+ * still give the model's answer.
+ */
+#define BUMP_NAME "\x01bump"
+static void bump(void)
+{
+	if (!F.bumps)
+		return;
+	F.bumps--;
+	if (mfind(F.bump_dir, BUMP_NAME, sizeof(BUMP_NAME) - 1))
+		return;
+	int r = udc_rmdir(C, F.bump_dir, BUMP_NAME, sizeof(BUMP_NAME) - 1, UDC_INO_NONE);
+	if (r != 0)
+		violation("udc_rmdir of an absent name (from the backend) returned %d", r);
+}
 
 static int lookup_fault_error(int f)
 {
@@ -541,6 +564,7 @@ static int be_lookup(void *ctx, udc_ino dir, const char *name, size_t len, struc
 {
 	(void)ctx;
 	backend_calls++;
+	bump();
 	if (dir == UDC_INO_NONE || !name || len == 0 || len > UDC_NAME_MAX ||
 	    memchr(name, '/', len) || memchr(name, '\0', len) || (len == 1 && name[0] == '.')) {
 		show("name", name ? name : "", name ? len : 0);
@@ -572,6 +596,12 @@ static int be_lookup(void *ctx, udc_ino dir, const char *name, size_t len, struc
 			a = x->attr;
 	}
 
+	if (trace) {
+		tr("    backend lookup %llu ", (unsigned long long)dir);
+		show("name", name, len);
+		tr("      = %s ino %llu%s\n", rname(r), (unsigned long long)a.ino,
+		   f ? " (then the fault)" : "");
+	}
 	switch (f) {
 	case LF_RET_ONE: return 1;
 	case LF_RET_HUGE: return -100000;
@@ -603,6 +633,7 @@ static int be_lookup(void *ctx, udc_ino dir, const char *name, size_t len, struc
 static ssize_t be_readlink(void *ctx, udc_ino ino, char *buf, size_t size)
 {
 	(void)ctx;
+	bump();
 	if (!is_link_ino(ino))
 		violation("readlink of ino %llu, which is no symlink", (unsigned long long)ino);
 	if (size == 0)
@@ -643,6 +674,11 @@ static void get_faults(bool allow_reenter)
 	uint8_t b = u8();
 
 	faults_clear();
+	if (b >= 96 && b < 128 && !allow_reenter) {   /* walks: renames under the walk */
+		F.bumps = 1 + u8() % 24;
+		F.bump_dir = (udc_ino)(u8() % NDIRS) + 1;
+		return;
+	}
 	if (b < 128)
 		return;
 	if (b < 192) {
@@ -1089,8 +1125,13 @@ static void op_walk(void)
 	/* the model first: the backend's faults do not change it */
 	int e = bad_flags ? -EINVAL : ref_walk(start, pathbuf, len, flags, &want, &lenient);
 	int r = udc_walk(C, start, pathbuf, len, flags, NULL, null_out ? NULL : &a);
-	tr("  -> %s (model %s)%s%s\n", rname(r), rname(e), F.lookup_hit ? " lookup fault" : "",
-	   F.link_hit ? " readlink fault" : "");
+	if (trace) {
+		struct udc_stats st = { .size = sizeof(st) };
+		udc_stats_get(C, &st);
+		tr("  -> %s (model %s)%s%s%s, walk_retries %llu\n", rname(r), rname(e),
+		   F.lookup_hit ? " lookup fault" : "", F.link_hit ? " readlink fault" : "",
+		   F.bump_dir ? " bumped" : "", (unsigned long long)st.walk_retries);
+	}
 	if (F.lookup_hit || F.link_hit) {
 		if (r != F.expect) {
 			show("path", pathbuf, len);

@@ -84,6 +84,11 @@ def link_fault(kind):
 
 NOFAULT = b"\x00"
 
+
+def bumps(n, dir_):
+    """Walk fault: the first n backend calls bump the rename seqcount."""
+    return bytes([96, n - 1, dir_ - 1])
+
 # op builders
 def add_file(dir_, n, kind=REG, ib=0, cb=1, target=None):
     out = bytes([ADD_FILE]) + d(dir_) + name(n) + bytes([kind, ib, cb])
@@ -218,6 +223,13 @@ SEEDS = {
     "keep_unlinked": cfg(keep=True) + TREE + resolve(2, "b") + remove(2, "b") + lookup(2, "b") +
     add_file(2, "e", OTHER, 2) + rename(2, "e", 2, "f", True) + lookup(2, "e") +
     add_neg(2, "e") + rmdir(2, "c", False) + CHK,
+    "walk_retries": cfg() + TREE + add_file(3, "d", SYMLINK, 1, 0, path(["..", "..", "l"])) +
+    invalidate_dir(1) + invalidate_dir(2) + invalidate_dir(3) +
+    walk(1, path(["a", "c", "d"], lead=True), follow=True, fault=bumps(3, 2)) +
+    invalidate_dir(2) + invalidate_dir(3) +
+    walk(1, path(["a", "c", "d"], lead=True), follow=True, fault=bumps(24, 1)) +
+    invalidate_dir(1) + invalidate_dir(2) + invalidate_dir(3) +
+    walk(3, path(["..", "x y"]), fault=bumps(12, 3)) + CHK,
     "no_backend": cfg(backend="none") + TREE + resolve(2, "b") + resolve(2, "d") +
     walk(1, path(["a", "b"])) + walk(1, path(["l"]), follow=True) + fill_all(2, True) + CHK,
     "no_readlink": cfg(backend="nolink") + TREE + walk(1, path(["l"]), follow=True) +
