@@ -197,9 +197,9 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	dir_reap_init(c);
 	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);
-	pthread_mutex_init(&c->rename_lock, NULL);
+	udc_mutex_init(&c->rename_lock);
 	for (unsigned i = 0; i < NR_STRIPES; i++) {
-		pthread_mutex_init(&c->stripes[i].lock, NULL);
+		udc_mutex_init(&c->stripes[i].lock);
 		pthread_cond_init(&c->stripes[i].cond, NULL);
 		CDS_INIT_LIST_HEAD(&c->stripes[i].inflight);
 	}
@@ -279,10 +279,10 @@ void udc_destroy(udc_cache *c)
 			mem_free_line(c, ch, sizeof(*ch));
 	}
 	for (unsigned i = 0; i < NR_STRIPES; i++) {
-		pthread_mutex_destroy(&c->stripes[i].lock);
+		udc_mutex_destroy(&c->stripes[i].lock);
 		pthread_cond_destroy(&c->stripes[i].cond);
 	}
-	pthread_mutex_destroy(&c->rename_lock);
+	udc_mutex_destroy(&c->rename_lock);
 	/* Everything allocated through the cache has come back. */
 	udc_assert(atomic_load(&c->bytes) == c->self_bytes);
 	cache_struct_free(c);

@@ -93,7 +93,7 @@ bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_ke
 	struct stripe *s = stripe_of(c, key->hash);
 	bool gone = false;
 
-	pthread_mutex_lock(&s->lock);
+	udc_mutex_lock(&s->lock);
 	rcu_read_lock();
 	/* relaxed: written under this stripe lock, which we hold */
 	if (atomic_load_explicit(&e->published, memory_order_relaxed)) {
@@ -105,7 +105,7 @@ bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_ke
 	rcu_read_unlock();
 	if (gone)
 		entry_unlink_locked(c, e);
-	pthread_mutex_unlock(&s->lock);
+	udc_mutex_unlock(&s->lock);
 	if (gone)
 		stat_add(thread_stats(c), evictions, 1);
 	return gone;
@@ -139,7 +139,7 @@ enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
 	struct cds_lfht_iter it;
 	bool stale = false;
 
-	pthread_mutex_lock(&s->lock);
+	udc_mutex_lock(&s->lock);
 	rcu_read_lock();
 	cds_lfht_lookup(c->names, key.hash, name_match, &k, &it);
 	if (cds_lfht_iter_get_node(&it) != &old->node)
@@ -192,7 +192,7 @@ out:
 		entry_unlink_locked(c, old);
 		stat_add(thread_stats(c), evictions, 1);
 	}
-	pthread_mutex_unlock(&s->lock);
+	udc_mutex_unlock(&s->lock);
 	return v;
 }
 

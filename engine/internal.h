@@ -52,6 +52,7 @@
 
 #include "common/cancel.h"
 #include "common/debug.h"
+#include "common/lock.h"
 #include "engine/engine.h"
 #include "engine/hash.h"
 #include "engine/stats.h"
@@ -180,7 +181,7 @@ struct inflight {
 };
 
 struct stripe {
-	pthread_mutex_t lock;             /* serialises every mutation of its names */
+	struct udc_mutex lock;            /* serialises every mutation of its names */
 	pthread_cond_t cond;              /* placeholders done, waiters gone */
 	struct cds_list_head inflight;    /* struct inflight (protected by lock) */
 } UDC_ALIGNED;
@@ -226,7 +227,7 @@ struct udc_cache {
 	struct free_batch *free_pending;
 
 	/* --- renames and rmdirs: walks validate against rename_seq --- */
-	pthread_mutex_t rename_lock UDC_ALIGNED;  /* serialises rename_seq writers; before stripes */
+	struct udc_mutex rename_lock UDC_ALIGNED;  /* serialises rename_seq writers; before stripes */
 	ck_sequence_t rename_seq;
 
 	/* --- the reclaim policy's state (shrink/): the engine never reads it --- */
@@ -430,6 +431,11 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);
 static inline struct stripe *stripe_of(struct udc_cache *c, uint64_t hash)
 {
 	return &c->stripes[(hash >> 7) & (NR_STRIPES - 1)];
+}
+/* Does the caller hold the stripe of e's name?  (Debug: hashes the name.) */
+static inline bool entry_stripe_held(struct udc_cache *c, const struct udc_entry *e)
+{
+	return lock_held(&stripe_of(c, hash_name(&c->key, e->dir->ino, entry_name(e), e->len))->lock);
 }
 void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
 struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k);

@@ -61,6 +61,7 @@ static bool inflight_is(const struct inflight *ph, uint64_t hash, const struct n
 
 void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
 {
+	lock_assert_held(&s->lock);
 	struct inflight *ph;
 
 	cds_list_for_each_entry(ph, &s->inflight, link) {
@@ -71,6 +72,7 @@ void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct na
 
 struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
 {
+	lock_assert_held(&s->lock);
 	struct inflight *ph;
 
 	/* Stale ones are skipped: the newest live placeholder is first. */
@@ -111,6 +113,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
  * after a grace period.  Outside any read-side section (see Locking). */
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
 {
+	udc_assert_internal(entry_stripe_held(c, e));
 	entry_detach(c, e);
 	entry_free_deferred(c, e);
 }
@@ -118,6 +121,7 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
 void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
 			  const struct name_key *k)
 {
+	lock_assert_held(&stripe_of(c, hash)->lock);
 	struct thread_stats *ts = thread_stats(c);
 	struct udc_dir *d = e->dir;
 
@@ -152,6 +156,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
 {
+	lock_assert_held(&stripe_of(c, hash)->lock);
 	size_t size = 0;
 
 	rcu_read_lock();
@@ -170,6 +175,7 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
 			       struct udc_attr *out)
 {
+	lock_assert_held(&stripe_of(c, hash)->lock);
 	bool found = false;
 
 	rcu_read_lock();
@@ -189,6 +195,7 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
 			       struct udc_dir *d)
 {
+	lock_assert_held(&stripe_of(c, hash)->lock);
 	bool absent;
 
 	rcu_read_lock();
@@ -263,6 +270,7 @@ static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op
 /* Publish e (gen taken now) for op's name, with op->s locked. */
 static void op_publish_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *e)
 {
+	lock_assert_held(&op->s->lock);
 	e->gen = dir_gen(op->d);
 	entry_publish_locked(c, e, op->hash, &op->k);
 }
@@ -336,12 +344,12 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 	if (attr->type != UDC_TYPE_DIR || child)
 		e = pos_alloc(c, &op, attr);
 	if (e) {
-		pthread_mutex_lock(&op.s->lock);
+		udc_mutex_lock(&op.s->lock);
 		inflight_mark_stale_locked(op.s, op.hash, &op.k);
 		op_publish_locked(c, &op, e);
 		if (child)
 			dir_learn(c, child, op.d, attr->cookie);
-		pthread_mutex_unlock(&op.s->lock);
+		udc_mutex_unlock(&op.s->lock);
 	} else {
 		dir_drop_note(op.d);   /* a fill that told this name fails */
 	}
@@ -374,13 +382,13 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 		UDC_PROBE(decline, dir, client);
 	}
 
-	pthread_mutex_lock(&op.s->lock);
+	udc_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
 	if (e)
 		op_publish_locked(c, &op, e);
 	else   /* complete (answers negative with no entry) or declined */
 		entry_drop_locked(c, op.hash, &op.k);
-	pthread_mutex_unlock(&op.s->lock);
+	udc_mutex_unlock(&op.s->lock);
 	name_op_done(c, &op);
 	shrink_after_call(c->shrink);
 	return 0;
@@ -394,6 +402,7 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 static void op_unlink_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *neg,
 			     struct udc_attr *was)
 {
+	lock_assert_held(&op->s->lock);
 	if (!cached_attr_locked(c, op->hash, &op->k, was))
 		was->ino = UDC_INO_NONE;
 	inflight_mark_stale_locked(op->s, op->hash, &op->k);
@@ -432,7 +441,7 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	if (r)
 		return r;
 
-	pthread_mutex_lock(&op.s->lock);
+	udc_mutex_lock(&op.s->lock);
 	op_unlink_locked(c, &op, neg, &was);
 	if (was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR) {
 		struct udc_dir *child = dir_find(c, was.ino);
@@ -441,7 +450,7 @@ int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 			dir_put(c, child);
 		}
 	}
-	pthread_mutex_unlock(&op.s->lock);
+	udc_mutex_unlock(&op.s->lock);
 	name_op_done(c, &op);
 	shrink_after_call(c->shrink);
 	return 0;
@@ -474,10 +483,10 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	op.hash = hash_name(&c->key, dir, name, len);
 	op.s = stripe_of(c, op.hash);
 	dir_drop_note(op.d);   /* no longer complete before the name goes (Ordering) */
-	pthread_mutex_lock(&op.s->lock);
+	udc_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(op.s, op.hash, &op.k);
 	size_t dropped = entry_drop_locked(c, op.hash, &op.k);
-	pthread_mutex_unlock(&op.s->lock);
+	udc_mutex_unlock(&op.s->lock);
 	UDC_PROBE(invalidate, UDC_PROBE_INVAL_NAME, dir, (int64_t)(dropped != 0));
 	name_op_done(c, &op);
 	shrink_after_drop(c->shrink);
@@ -531,18 +540,18 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	if (r)
 		return r;
 
-	pthread_mutex_lock(&c->rename_lock);
+	udc_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
-	pthread_mutex_lock(&op.s->lock);
+	udc_mutex_lock(&op.s->lock);
 	op_unlink_locked(c, &op, neg, &was);
-	pthread_mutex_unlock(&op.s->lock);
+	udc_mutex_unlock(&op.s->lock);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
 	if (dir == UDC_INO_NONE)   /* whichever it was, its ".." is not trusted */
 		dir_children_moved(c, op.d);
 	dir_forget(c, dir, UDC_PROBE_INVAL_RMDIR);
 	ck_sequence_write_end(&c->rename_seq);
-	pthread_mutex_unlock(&c->rename_lock);
+	udc_mutex_unlock(&c->rename_lock);
 	name_op_done(c, &op);
 	/* Only an allocation (the negative left) calls for reclaim here: the
 	 * directory's garbage is swept by the passes that follow, and rmdir
@@ -555,21 +564,21 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 static void stripes_lock(struct stripe *a, struct stripe *b)
 {
 	if (a == b) {
-		pthread_mutex_lock(&a->lock);
+		udc_mutex_lock(&a->lock);
 	} else if (a < b) {
-		pthread_mutex_lock(&a->lock);
-		pthread_mutex_lock(&b->lock);
+		udc_mutex_lock(&a->lock);
+		udc_mutex_lock(&b->lock);
 	} else {
-		pthread_mutex_lock(&b->lock);
-		pthread_mutex_lock(&a->lock);
+		udc_mutex_lock(&b->lock);
+		udc_mutex_lock(&a->lock);
 	}
 }
 
 static void stripes_unlock(struct stripe *a, struct stripe *b)
 {
-	pthread_mutex_unlock(&a->lock);
+	udc_mutex_unlock(&a->lock);
 	if (a != b)
-		pthread_mutex_unlock(&b->lock);
+		udc_mutex_unlock(&b->lock);
 }
 
 int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
@@ -612,7 +621,7 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	}
 	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_find(c, moved) : NULL;
 
-	pthread_mutex_lock(&c->rename_lock);
+	udc_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
 	stripes_lock(o.s, n.s);
 
@@ -677,7 +686,7 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 
 	stripes_unlock(o.s, n.s);
 	ck_sequence_write_end(&c->rename_seq);
-	pthread_mutex_unlock(&c->rename_lock);
+	udc_mutex_unlock(&c->rename_lock);
 	if (pos)
 		entry_free_now(c, pos);   /* never published */
 	name_op_done(c, &o);

@@ -105,11 +105,12 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 #define INFLIGHT_ABANDONED 1
 static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct udc_attr *out)
 {
+	lock_assert_held(&s->lock);
 	int cs = cancel_hold();
 
 	ph->waiters++;
 	while (!ph->done)
-		pthread_cond_wait(&s->cond, &s->lock);
+		udc_cond_wait(&s->cond, &s->lock);
 	int r = ph->result;
 	if (r == 0 && out)
 		*out = ph->attr;
@@ -124,6 +125,7 @@ static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct ud
 static void inflight_finish_locked(struct stripe *s, struct inflight *ph, int r,
 				   const struct udc_attr *attr)
 {
+	lock_assert_held(&s->lock);
 	cds_list_del(&ph->link);
 	ph->result = r;
 	ph->attr = *attr;
@@ -132,7 +134,7 @@ static void inflight_finish_locked(struct stripe *s, struct inflight *ph, int r,
 		int cs = cancel_hold();
 		pthread_cond_broadcast(&s->cond);
 		while (ph->waiters)
-			pthread_cond_wait(&s->cond, &s->lock);
+			udc_cond_wait(&s->cond, &s->lock);
 		cancel_release(cs);
 	}
 }
@@ -152,9 +154,9 @@ static void inflight_abandon(void *arg)
 	const struct udc_attr none = { 0 };
 
 	cancel_hold();   /* the thread is going: its state needs no restoring */
-	pthread_mutex_lock(&oe->s->lock);
+	udc_mutex_lock(&oe->s->lock);
 	inflight_finish_locked(oe->s, oe->ph, INFLIGHT_ABANDONED, &none);
-	pthread_mutex_unlock(&oe->s->lock);
+	udc_mutex_unlock(&oe->s->lock);
 	dir_put(oe->c, oe->d);
 }
 
@@ -211,6 +213,7 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
 				struct udc_attr *out)
 {
+	lock_assert_held(&stripe_of(c, hash)->lock);
 	int r = 1;
 
 	rcu_read_lock();
@@ -235,7 +238,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	if (!d)
 		return -ENOMEM;
 
-	pthread_mutex_lock(&s->lock);
+	udc_mutex_lock(&s->lock);
 	for (;;) {
 		/* An answer may have landed since the lockless lookup. */
 		r = cached_answer_locked(c, hash, &k, out);
@@ -266,7 +269,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		.owner = pthread_self(),
 	};
 	cds_list_add(&ph.link, &s->inflight);
-	pthread_mutex_unlock(&s->lock);
+	udc_mutex_unlock(&s->lock);
 
 	struct owner_exit oe = { .c = c, .s = s, .ph = &ph, .d = d };
 	struct udc_attr attr = { 0 };
@@ -278,7 +281,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	if (fresh)
 		fresh->gen = ph.gen;
 
-	pthread_mutex_lock(&s->lock);
+	udc_mutex_lock(&s->lock);
 	bool stale = ph.stale || ph.gen != dir_gen(d);
 	if (stale && (r == 0 || r == -ENOENT))
 		stat_add(thread_stats(c), stale_answers, 1);
@@ -291,7 +294,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		dir_drop_note(d);   /* an existing name not cached: a fill of d fails */
 	}
 	inflight_finish_locked(s, &ph, r, &attr);
-	pthread_mutex_unlock(&s->lock);
+	udc_mutex_unlock(&s->lock);
 	if (fresh)
 		entry_free_now(c, fresh);   /* never published */
 	if (child)
@@ -303,7 +306,7 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 	return r;
 
 unlock:
-	pthread_mutex_unlock(&s->lock);
+	udc_mutex_unlock(&s->lock);
 	dir_put(c, d);
 	return r;
 }

@@ -213,17 +213,17 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 }
 
 /* The locked fallback: cache-only passes, backend calls between them. */
-static int walk_locked(struct walk *w, udc_ino start, const char *path, size_t len,
+static int walk_under_rename_lock(struct walk *w, udc_ino start, const char *path, size_t len,
 		       struct udc_attr *out)
 {
 	struct udc_cache *c = w->c;
 
 	for (unsigned round = 0; round < WALK_LOCKED_ROUNDS; round++) {
-		pthread_mutex_lock(&c->rename_lock);
+		udc_mutex_lock(&c->rename_lock);
 		w->locked = true;
 		int r = walk_once(w, start, path, len, out);
 		w->locked = false;
-		pthread_mutex_unlock(&c->rename_lock);
+		udc_mutex_unlock(&c->rename_lock);
 
 		if (r == NEED_LINK) {
 			r = link_read(w, w->need_ino);
@@ -266,7 +266,7 @@ int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len, unsigned
 			stat_add(thread_stats(c), walk_retries, 1);
 	}
 	if (!done)
-		r = walk_locked(w, start, path, len, &a);
+		r = walk_under_rename_lock(w, start, path, len, &a);
 	walk_release(w);
 	if (r == 0 && out)
 		*out = a;

@@ -47,6 +47,7 @@
  */
 static size_t compact_locked(struct shrink *sh, size_t budget, bool *dry)
 {
+	lock_assert_held(&sh->lock);
 	struct udc_cache *c = sh->c;
 	size_t done = 0;
 
@@ -103,8 +104,8 @@ static bool compact_step(struct shrink *sh, bool wait)
 	if (!compact_wanted(sh))   /* racy read of the marks: a heuristic */
 		return false;
 	if (wait)
-		pthread_mutex_lock(&sh->lock);
-	else if (pthread_mutex_trylock(&sh->lock))
+		udc_mutex_lock(&sh->lock);
+	else if (udc_mutex_trylock(&sh->lock))
 		return false;   /* a pass is running: it is at it */
 	if (compact_wanted(sh)) {
 		size_t live, pages;
@@ -115,7 +116,7 @@ static bool compact_step(struct shrink *sh, bool wait)
 		marks_set(sh, dry ? live : 0, dry ? pages : 0);
 		more = !dry;
 	}
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 	return more;
 }
 
@@ -132,9 +133,9 @@ void shrink_after_drop(struct shrink *sh)
 bool compact_batch(struct shrink *sh, bool fresh)
 {
 	if (fresh) {   /* the marks are the inline path's: look again */
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		marks_set(sh, 0, 0);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 	}
 	return compact_step(sh, true);
 }
@@ -151,10 +152,10 @@ static size_t compact_round(struct shrink *sh, size_t bound)
 
 	do {   /* shrink_lock per batch: inline reclaim waits one batch at most */
 		size_t live, pages;
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		size_t units = compact_locked(sh, COMPACT_BATCH, &dry);
 		marks_set(sh, 0, 0);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 		done += units;
 		/* For the probe only (udc_shrink's rounds: a few loads a batch). */
 		fragmented(sh->c, &live, &pages);

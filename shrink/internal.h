@@ -30,6 +30,7 @@
 
 #include "common/cancel.h"
 #include "common/debug.h"
+#include "common/lock.h"
 #include "common/rcu_tsan.h"
 #include "engine/engine.h"
 #include "shrink/shrink.h"
@@ -54,7 +55,7 @@ struct shrink {
 
 	/* --- one pass at a time: what follows is protected by lock
 	 * unless it says otherwise --- */
-	pthread_mutex_t lock;
+	struct udc_mutex lock;
 	_Atomic size_t compact_mark_live;  /* entry bytes when compaction last ran dry, */
 	_Atomic size_t compact_mark_pages; /* and the slab bytes then; 0: not backed off
 	                                    * (atomics: read off the lock as a hint) */

@@ -72,6 +72,7 @@ static size_t reclaim_used(struct udc_cache *c)
  * shrink_lock held. */
 static void tables_resize(struct shrink *sh)
 {
+	lock_assert_held(&sh->lock);
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t used = cache_bytes_used(sh->c);
 
@@ -87,6 +88,7 @@ static void tables_resize(struct shrink *sh)
  */
 static size_t used_due(struct shrink *sh, size_t used)
 {
+	lock_assert_held(&sh->lock);
 	if (used < sh->in_transit_seen_used) {
 		size_t fell = sh->in_transit_seen_used - used;
 		sh->in_transit = fell < sh->in_transit ? sh->in_transit - fell : 0;
@@ -97,21 +99,24 @@ static size_t used_due(struct shrink *sh, size_t used)
 
 static void evicted_now(struct shrink *sh, size_t bytes)
 {
+	lock_assert_held(&sh->lock);
 	sh->in_transit += bytes;
 	sh->in_transit_seen_used = reclaim_used(sh->c);
 }
 
 /* The frees landed: nothing is in flight any more (shrink_lock held). */
-static void inflight_landed(struct shrink *sh)
+static void transit_landed(struct shrink *sh)
 {
+	lock_assert_held(&sh->lock);
 	sh->in_transit = 0;
 	sh->in_transit_seen_used = reclaim_used(sh->c);
 }
 
 static void frees_wait(struct shrink *sh)
 {
+	lock_assert_held(&sh->lock);
 	entry_frees_wait(sh->c);
-	inflight_landed(sh);
+	transit_landed(sh);
 }
 
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
@@ -128,11 +133,11 @@ static void age_inline(struct shrink *sh)
 	if (!atomic_compare_exchange_strong_explicit(&sh->age_next_ms, &due, now + period,
 						     memory_order_relaxed, memory_order_relaxed))
 		return;
-	if (pthread_mutex_trylock(&sh->lock))
+	if (udc_mutex_trylock(&sh->lock))
 		return;
 	if (sweep_age(sh, AGE_BATCH))   /* more: come back soon, not a period later */
 		atomic_store_explicit(&sh->age_next_ms, now, memory_order_relaxed);
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 }
 
 /* Evict about @bytes, then free a batch of the directories left idle:
@@ -140,6 +145,7 @@ static void age_inline(struct shrink *sh)
  * probe's (enum udc_probe_reclaim). */
 static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 {
+	lock_assert_held(&sh->lock);
 	size_t got = sweep_reclaim(sh, bytes);
 
 	UDC_PROBE(reclaim, source, bytes, got);
@@ -153,6 +159,7 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
  * 10 ms between batches), shrink_lock held. */
 static size_t reclaim_evict_landed(struct shrink *sh, size_t bytes, int source)
 {
+	lock_assert_held(&sh->lock);
 	slab_hold_begin();
 	size_t got = reclaim_evict(sh, bytes, source);
 	slab_hold_end();
@@ -165,10 +172,10 @@ static void reap_inline(struct shrink *sh)
 {
 	if (sh->thread_running || !dir_reap_due(sh->c))
 		return;
-	if (pthread_mutex_trylock(&sh->lock))
+	if (udc_mutex_trylock(&sh->lock))
 		return;
 	dir_reap(sh->c, DIR_REAP_BATCH, false);
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 }
 
 /* Without the thread: a batch of the garbage of invalidated directories. */
@@ -176,11 +183,11 @@ static void stale_inline(struct shrink *sh)
 {
 	if (sh->thread_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
 		return;
-	if (pthread_mutex_trylock(&sh->lock))
+	if (udc_mutex_trylock(&sh->lock))
 		return;
 	if (sweep_garbage_due(sh))
 		sweep_garbage(sh, STALE_INLINE_BATCH);
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 }
 
 static void reclaim_calls(struct shrink *sh)
@@ -192,9 +199,9 @@ static void reclaim_calls(struct shrink *sh)
 	if (cache_tables_resize_due(sh->c)) {
 		if (sh->thread_running) {
 			thread_kick(sh);
-		} else if (!pthread_mutex_trylock(&sh->lock)) {
+		} else if (!udc_mutex_trylock(&sh->lock)) {
 			tables_resize(sh);   /* blocks this call for the resize */
-			pthread_mutex_unlock(&sh->lock);
+			udc_mutex_unlock(&sh->lock);
 		}
 	}
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
@@ -221,16 +228,16 @@ static void reclaim_calls(struct shrink *sh)
 			return;
 	}
 	if (used <= limit + slack / 2) {
-		if (pthread_mutex_trylock(&sh->lock))
+		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(sh, used);
 		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
 			evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
 						     UDC_PROBE_RECLAIM_INLINE));
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 		return;
 	}
-	pthread_mutex_lock(&sh->lock);
+	udc_mutex_lock(&sh->lock);
 	used = reclaim_used(sh->c);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		size_t due = used_due(sh, used);
@@ -243,7 +250,7 @@ static void reclaim_calls(struct shrink *sh)
 		frees_wait(sh);
 		used = reclaim_used(sh->c);
 	}
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 }
 
 void shrink_after_call(struct shrink *sh)
@@ -262,12 +269,12 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		 * everything goes, where moving entries is wasted work. */
 		size_t before = cache_bytes_used(sh->c);
 		compact_all(sh);
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		frees_wait(sh);
 		size_t after = cache_bytes_used(sh->c);
 		freed = before > after ? before - after : 0;
 	} else {
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 	}
 	/* Rounds: what a round promotes lands in pages newer than its sweep
 	 * (and in this thread's open ones), and main is swept only once
@@ -295,7 +302,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		frees_wait(sh);
 		tables_resize(sh);   /* shrinks the tables that are now too big */
 	}
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 	return freed;
 }
 
@@ -315,46 +322,46 @@ static bool reclaim_background(struct shrink *sh)
 		size_t used = reclaim_used(sh->c);
 		if (used <= low + slack / 2)
 			break;
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		size_t due = used_due(sh, used);
 		if (due <= low) {
 			/* What is in flight is enough: let it land (not
 			 * holding shrink_lock: the clients' batches go on). */
-			pthread_mutex_unlock(&sh->lock);
+			udc_mutex_unlock(&sh->lock);
 			entry_frees_wait(sh->c);
-			pthread_mutex_lock(&sh->lock);
-			inflight_landed(sh);
-			pthread_mutex_unlock(&sh->lock);
+			udc_mutex_lock(&sh->lock);
+			transit_landed(sh);
+			udc_mutex_unlock(&sh->lock);
 			batches--;
 			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
 		size_t got = reclaim_evict_landed(sh, want, UDC_PROBE_RECLAIM_THREAD);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 		batches--;
 		if (got == 0)
 			break;   /* nothing evictable now (others' open pages, pending frees) */
 		more = batches == 0;
 	}
 	if (cache_tables_resize_due(sh->c)) {
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		tables_resize(sh);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool aged_all = false; !aged_all && batches > 0; batches--) {
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		aged_all = !sweep_age(sh, AGE_BATCH);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool stale = true; stale && batches > 0; batches--) {
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
-		pthread_mutex_lock(&sh->lock);
+		udc_mutex_lock(&sh->lock);
 		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh->c) > low);
-		pthread_mutex_unlock(&sh->lock);
+		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)
 		if (!compact_batch(sh, fresh))
@@ -443,11 +450,11 @@ int shrink_set_limit(struct shrink *sh, size_t bytes)
 {
 	size_t limit = bytes ? bytes : DEFAULT_MEMORY_LIMIT;
 
-	pthread_mutex_lock(&sh->lock);
+	udc_mutex_lock(&sh->lock);
 	int err = sweep_limit_changed(sh, limit);
 	if (!err)   /* relaxed: see struct shrink (read by every call as a number) */
 		atomic_store_explicit(&sh->limit, limit, memory_order_relaxed);
-	pthread_mutex_unlock(&sh->lock);
+	udc_mutex_unlock(&sh->lock);
 	if (!err)
 		shrink_after_call(sh);
 	return err;
@@ -471,9 +478,9 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 	sh->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	sh->no_thread = cfg->flags & UDC_CFG_NO_RECLAIM_THREAD;
-	pthread_mutex_init(&sh->lock, NULL);
+	udc_mutex_init(&sh->lock);
 	if (sweep_create(sh)) {
-		pthread_mutex_destroy(&sh->lock);
+		udc_mutex_destroy(&sh->lock);
 		mem_free(c, sh, sizeof(*sh));
 		return -ENOMEM;
 	}
@@ -484,6 +491,6 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 void shrink_destroy(struct shrink *sh)
 {
 	sweep_destroy(sh);
-	pthread_mutex_destroy(&sh->lock);
+	udc_mutex_destroy(&sh->lock);
 	mem_free(sh->c, sh, sizeof(*sh));
 }

@@ -143,6 +143,7 @@ static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
  * a grace period, so it is freed by call_rcu. */
 static int ghost_resize(struct shrink *sh, uint32_t n)
 {
+	lock_assert_held(&sh->lock);
 	struct ghost_table *old = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 
 	if (old->mask + 1 == n)
@@ -179,6 +180,7 @@ void sweep_destroy(struct shrink *sh)
 
 int sweep_limit_changed(struct shrink *sh, size_t limit)
 {
+	lock_assert_held(&sh->lock);
 	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 	uint32_t n = ghost_slots_wanted(sh->c, limit);
 
@@ -445,6 +447,7 @@ static unsigned sweep_order(struct shrink *sh, enum entry_kind kind[4], bool mai
 
 size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 {
+	lock_assert_held(&sh->lock);
 	struct udc_cache *c = sh->c;
 	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_RECLAIM };
 	enum entry_kind kind[4];
@@ -484,6 +487,7 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 
 bool sweep_age(struct shrink *sh, size_t budget)
 {
+	lock_assert_held(&sh->lock);
 	struct udc_cache *c = sh->c;
 	uint32_t max_age = sh->negative_max_age_ms;
 	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_AGE };
@@ -547,6 +551,7 @@ static uint64_t mono_ns(void)
 
 bool sweep_garbage_due(struct shrink *sh)
 {
+	lock_assert_held(&sh->lock);
 	/* relaxed: estimates (garbage_round and garbage_round_ns: sh->lock, held) */
 	int64_t pending = atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed);
 	int64_t entries = cache_nr_entries(sh->c);
@@ -560,6 +565,7 @@ bool sweep_garbage_due(struct shrink *sh)
 
 bool sweep_garbage(struct shrink *sh, size_t budget)
 {
+	lock_assert_held(&sh->lock);
 	struct udc_cache *c = sh->c;
 	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_STALE };
 	size_t done = 0;
