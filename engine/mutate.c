@@ -581,116 +581,151 @@ static void stripes_unlock(struct stripe *a, struct stripe *b)
 		udc_mutex_unlock(&b->lock);
 }
 
-int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
-	       const char *nname, size_t nlen, udc_ino moved)
-{
+/* A rename's two names, what it allocated, and what it found. */
+struct rename_op {
 	struct name_op o, n;
-	struct udc_attr was, target;
-	struct udc_entry *neg;
-	int r = call_check(c, ndir, nname, nlen);
+	udc_ino moved;                /* as given */
+	struct udc_entry *neg;        /* left behind (UDC_CFG_KEEP_UNLINKED), or NULL */
+	struct udc_entry *pos;        /* the new name's entry, published if the old was known */
+	struct udc_dir *moved_dir;    /* the moved object's directory object, if any (pinned) */
+};
 
-	if (r)
-		return r;
-	r = call_check(c, odir, oname, olen);
-	if (r)
-		return r;
-	if (name_is_dotdot(nname, nlen) || name_is_dotdot(oname, olen))
-		return -EINVAL;
-	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
-		return 0;
-	r = name_op_init(&n, c, ndir, nname, nlen);
-	if (r)
-		return r;
-	/*
-	 * Allocate all that may be needed before changing anything: the
-	 * negative left behind and the new positive (its attr filled in once
-	 * the old one is known).
-	 */
-	r = unlink_op_init(&o, c, odir, oname, olen, &neg);
-	if (r) {
-		name_op_done(c, &n);
-		return r;
+/*
+ * The ".." records a rename changes, both stripes held: a directory
+ * replaced at the target is gone (if the target was not cached and is not
+ * known absent, it may have been one, and no ".." to ndir is trusted);
+ * the moved directory learns ndir (an object of unknown type, @moved given
+ * and the old name not cached, may be a file with a directory object: it
+ * only forgets what it had); a directory that may have left odir unseen
+ * makes no ".." to odir trusted.
+ */
+static void rename_dotdot_locked(struct udc_cache *c, struct rename_op *ro, bool known,
+				 const struct udc_attr *was, const struct udc_attr *target,
+				 bool target_absent)
+{
+	udc_ino moved_ino = known ? was->ino : ro->moved;
+
+	lock_assert_held(&ro->n.s->lock);
+	/* Before the moved one learns ndir (its stamp is ndir's new epoch). */
+	if (target->ino != UDC_INO_NONE && target->type == UDC_TYPE_DIR && target->ino != moved_ino)
+		dir_forget(c, target->ino, UDC_PROBE_INVAL_RENAMED_OVER);
+	else if (target->ino == UDC_INO_NONE && !target_absent)
+		dir_children_moved(c, ro->n.d);
+	if (ro->moved_dir) {
+		dir_parent_set(c, ro->moved_dir, known && was->type == UDC_TYPE_DIR ? ro->n.d : NULL);
+		dir_put(c, ro->moved_dir);
+	} else if (moved_ino == UDC_INO_NONE) {
+		dir_children_moved(c, ro->o.d);
 	}
-	struct udc_entry *pos = pos_alloc(c, &n, NULL);
-	if (!pos) {
-		if (neg)
-			entry_free_now(c, neg);
-		name_op_done(c, &o);
-		name_op_done(c, &n);
-		return -ENOMEM;
-	}
-	struct udc_dir *moved_dir = moved != UDC_INO_NONE ? dir_find(c, moved) : NULL;
+}
 
-	udc_mutex_lock(&c->rename_lock);
-	ck_sequence_write_begin(&c->rename_seq);
-	stripes_lock(o.s, n.s);
+/* The rename itself: both stripes (and rename_lock) held. */
+static void rename_locked(struct udc_cache *c, struct rename_op *ro)
+{
+	struct name_op *o = &ro->o, *n = &ro->n;
+	struct udc_attr was, target, unlinked;
 
+	lock_assert_held(&c->rename_lock);
 	/*
 	 * One snapshot: the new name's generation is read before the old
 	 * attr, so that if an invalidation of ndir lands after the attr was
 	 * read, the new entry is stale (the rename is ordered before it).
 	 */
-	uint32_t ngen = dir_gen(n.d);
-	bool known = cached_attr_locked(c, o.hash, &o.k, &was) &&
-		     (moved == UDC_INO_NONE || moved == was.ino);
+	uint32_t ngen = dir_gen(n->d);
+	bool known = cached_attr_locked(c, o->hash, &o->k, &was) &&
+		     (ro->moved == UDC_INO_NONE || ro->moved == was.ino);
 	bool target_absent = false;
-	if (!cached_attr_locked(c, n.hash, &n.k, &target)) {
+	if (!cached_attr_locked(c, n->hash, &n->k, &target)) {
 		target.ino = UDC_INO_NONE;
-		target_absent = name_absent_locked(c, n.hash, &n.k, n.d);
+		target_absent = name_absent_locked(c, n->hash, &n->k, n->d);
 	}
 
-	struct udc_attr unlinked;
-	op_unlink_locked(c, &o, neg, &unlinked);
+	op_unlink_locked(c, o, ro->neg, &unlinked);
 	if (!known && unlinked.ino != UDC_INO_NONE && unlinked.type == UDC_TYPE_DIR) {
 		/* the cached directory is not what moved: it left odir anyway */
 		struct udc_dir *gone = dir_find(c, unlinked.ino);
 		if (gone) {
-			dir_parent_forget_if(c, gone, odir);
+			dir_parent_forget_if(c, gone, o->k.dir);
 			dir_put(c, gone);
 		}
 	}
-	inflight_mark_stale_locked(n.s, n.hash, &n.k);
+	inflight_mark_stale_locked(n->s, n->hash, &n->k);
 	if (known) {
-		struct udc_pos *p = entry_pos(pos);
+		struct udc_pos *p = entry_pos(ro->pos);
 		p->ino = was.ino;
 		p->e.type = was.type & 0x3f;
 		p->cookie = was.cookie;
-		pos->gen = ngen;
-		entry_publish_locked(c, pos, n.hash, &n.k);
-		pos = NULL;
-		if (was.type == UDC_TYPE_DIR && !moved_dir)
-			moved_dir = dir_find(c, was.ino);
+		ro->pos->gen = ngen;
+		entry_publish_locked(c, ro->pos, n->hash, &n->k);
+		ro->pos = NULL;
+		if (was.type == UDC_TYPE_DIR && !ro->moved_dir)
+			ro->moved_dir = dir_find(c, was.ino);
 	} else {
 		/* The new name exists but its attr is unknown: no longer complete. */
-		dir_drop_note(n.d);
-		entry_drop_locked(c, n.hash, &n.k);
+		dir_drop_note(n->d);
+		entry_drop_locked(c, n->hash, &n->k);
 	}
-	udc_ino moved_ino = known ? was.ino : moved;
-	/* A directory replaced at the target is gone; if the target was not
-	 * cached (and is not known absent), it may have been one, and its ".."
-	 * to ndir must not be trusted.  (Before the moved one learns ndir.) */
-	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
-		dir_forget(c, target.ino, UDC_PROBE_INVAL_RENAMED_OVER);
-	else if (target.ino == UDC_INO_NONE && !target_absent)
-		dir_children_moved(c, n.d);
-	if (moved_dir) {
-		/* A directory learns ndir; an object of unknown type (@moved given,
-		 * the old name not cached) may be a file with a directory object
-		 * (a lookup in it): it has no "..", so only forget what it had. */
-		dir_parent_set(c, moved_dir, known && was.type == UDC_TYPE_DIR ? n.d : NULL);
-		dir_put(c, moved_dir);
-	} else if (moved_ino == UDC_INO_NONE) {
-		/* A directory may have left odir unseen: no ".." to odir is trusted. */
-		dir_children_moved(c, o.d);
-	}
+	rename_dotdot_locked(c, ro, known, &was, &target, target_absent);
+}
 
-	stripes_unlock(o.s, n.s);
+/* Check the arguments and allocate all that the rename may need before
+ * anything changes: the negative left behind and the new positive (its
+ * attr filled in once the old one is known).  0, 1 (a rename to itself:
+ * nothing to do) or -errno. */
+static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odir,
+			  const char *oname, size_t olen, udc_ino ndir, const char *nname,
+			  size_t nlen, udc_ino moved)
+{
+	int r = call_check(c, ndir, nname, nlen);
+
+	if (!r)
+		r = call_check(c, odir, oname, olen);
+	if (r)
+		return r;
+	if (name_is_dotdot(nname, nlen) || name_is_dotdot(oname, olen))
+		return -EINVAL;
+	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
+		return 1;
+	r = name_op_init(&ro->n, c, ndir, nname, nlen);
+	if (r)
+		return r;
+	r = unlink_op_init(&ro->o, c, odir, oname, olen, &ro->neg);
+	if (r) {
+		name_op_done(c, &ro->n);
+		return r;
+	}
+	ro->pos = pos_alloc(c, &ro->n, NULL);
+	if (!ro->pos) {
+		if (ro->neg)
+			entry_free_now(c, ro->neg);
+		name_op_done(c, &ro->o);
+		name_op_done(c, &ro->n);
+		return -ENOMEM;
+	}
+	ro->moved = moved;
+	ro->moved_dir = moved != UDC_INO_NONE ? dir_find(c, moved) : NULL;
+	return 0;
+}
+
+int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+	       const char *nname, size_t nlen, udc_ino moved)
+{
+	struct rename_op ro;
+	int r = rename_op_init(&ro, c, odir, oname, olen, ndir, nname, nlen, moved);
+
+	if (r)
+		return r > 0 ? 0 : r;
+	udc_mutex_lock(&c->rename_lock);
+	ck_sequence_write_begin(&c->rename_seq);
+	stripes_lock(ro.o.s, ro.n.s);
+	rename_locked(c, &ro);
+	stripes_unlock(ro.o.s, ro.n.s);
 	ck_sequence_write_end(&c->rename_seq);
 	udc_mutex_unlock(&c->rename_lock);
-	if (pos)
-		entry_free_now(c, pos);   /* never published */
-	name_op_done(c, &o);
-	name_op_done(c, &n);
+	if (ro.pos)
+		entry_free_now(c, ro.pos);   /* never published */
+	name_op_done(c, &ro.o);
+	name_op_done(c, &ro.n);
 	shrink_after_call(c->shrink);
 	return 0;
 }

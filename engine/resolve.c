@@ -227,6 +227,33 @@ static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct
 	return r;
 }
 
+/*
+ * Under s->lock: the answer that landed since the lockless lookup, or that
+ * of a call in flight (joined and waited for), unless a mutation made that
+ * call stale (a resolve that starts after a mutation must not get the
+ * answer from before it).  Returns the answer (0, -ENOENT, the backend's
+ * error, -EDEADLK for a backend resolving its own name), or 1: no answer,
+ * the caller asks the backend itself.
+ */
+static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc_dir *d,
+			       uint64_t hash, const struct name_key *k, struct udc_attr *out)
+{
+	lock_assert_held(&s->lock);
+	for (;;) {
+		int r = cached_answer_locked(c, hash, k, out);
+		if (r <= 0)
+			return r;
+		struct inflight *other = inflight_find_locked(s, hash, k);
+		if (!other || other->stale || other->gen != dir_gen(d))
+			return 1;
+		if (pthread_equal(other->owner, pthread_self()))
+			return -EDEADLK;   /* the backend resolving this name asked for it */
+		r = inflight_wait_locked(s, other, out);
+		if (r != INFLIGHT_ABANDONED)
+			return r;
+	}
+}
+
 static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 			uint64_t hash, const struct udc_call *call, struct udc_attr *out)
 {
@@ -239,30 +266,9 @@ static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size
 		return -ENOMEM;
 
 	udc_mutex_lock(&s->lock);
-	for (;;) {
-		/* An answer may have landed since the lockless lookup. */
-		r = cached_answer_locked(c, hash, &k, out);
-		if (r <= 0)
-			goto unlock;
-		/*
-		 * Join a call in flight, unless a mutation made it stale: a
-		 * resolve that starts after a mutation must not get the answer
-		 * from before it.
-		 */
-		struct inflight *other = inflight_find_locked(s, hash, &k);
-		if (other && (other->stale ||
-			      other->gen != dir_gen(d)))
-			other = NULL;
-		if (!other)
-			break;
-		if (pthread_equal(other->owner, pthread_self())) {
-			r = -EDEADLK;   /* the backend resolving this name asked for it */
-			goto unlock;
-		}
-		r = inflight_wait_locked(s, other, out);
-		if (r != INFLIGHT_ABANDONED)
-			goto unlock;
-	}
+	r = resolve_join_locked(c, s, d, hash, &k, out);
+	if (r != 1)
+		goto unlock;
 	struct inflight ph = {
 		.hash = hash, .dir = dir, .name = name, .len = len,
 		.gen = dir_gen(d),
