@@ -213,7 +213,7 @@ void dir_drop_note(struct udc_dir *d)
 {
 	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
 
-	/* seq_cst: before the caller's unpublish (see Ordering, fills); pairs
+	/* seq_cst: before the caller's unpublish (Ordering (C)); pairs
 	 * with dir_complete_rcu's fence and dir_fill_complete's CAS */
 	while (!atomic_compare_exchange_weak(&d->state, &s,
 					     (s & ~(uint64_t)DIR_COMPLETE) + DIR_DROP_ONE))
@@ -296,7 +296,7 @@ static struct udc_dir *parent_store_locked(struct udc_dir *d, struct udc_dir *p,
 	/* relaxed: readers check the stamp against the parent's epoch, so a
 	 * torn pair is never trusted */
 	atomic_store_explicit(&d->parent_stamp, stamp, memory_order_relaxed);
-	/* release: a reader (acquire) of p sees it initialised (its ino) */
+	/* release: a reader (acquire) of p sees it initialised: Ordering (D) */
 	atomic_store_explicit(&d->parent, p, memory_order_release);
 	return old;
 }
@@ -429,7 +429,7 @@ void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta)
 
 void dir_bump_gen(struct udc_dir *d)
 {
-	/* release: see Ordering (pairs with the acquire load in lookups) */
+	/* release: Ordering (B) (pairs with the acquire in dir_gen) */
 	atomic_fetch_add_explicit(&d->gen, 1, memory_order_release);
 }
 

@@ -63,7 +63,7 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 
 bool entry_published(const struct udc_entry *e)
 {
-	/* acquire: pairs with the release in entry_publish_locked (e's fields) */
+	/* acquire: pairs with the release in entry_publish_locked: Ordering (A) */
 	return atomic_load_explicit(&e->published, memory_order_acquire);
 }
 

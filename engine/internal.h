@@ -298,7 +298,7 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a 
 static inline uint32_t dir_gen(struct udc_dir *d)
 {
 	/* acquire: pairs with dir_bump_gen's release (a new generation comes
-	 * with the complete flag and parent its bumper cleared) */
+	 * with the complete flag and parent its bumper cleared): Ordering (B) */
 	return atomic_load_explicit(&d->gen, memory_order_acquire);
 }
 
@@ -371,7 +371,8 @@ void dir_drop_note(struct udc_dir *d);
 static inline bool dir_complete_rcu(struct udc_dir *d)
 {
 	/* acquire: the table loads before it saw a drop's unpublish; pairs with
-	 * the seq_cst RMW of dir_drop_note(), made before that unpublish */
+	 * the seq_cst RMW of dir_drop_note(), made before that unpublish:
+	 * Ordering (C) */
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE;
 }

@@ -143,7 +143,8 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
 
-	/* release: a sweeper that reads 1 (acquire) sees the entry's fields */
+	/* release: a sweeper that reads 1 (acquire) sees the entry's fields:
+	 * Ordering (A) */
 	atomic_store_explicit(&e->published, 1, memory_order_release);
 	rcu_read_lock();
 	rcu_publish_note(&e->node);   /* TSan: pairs with rcu_found_note in name_match */
