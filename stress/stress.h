@@ -3,9 +3,10 @@
  * stress/stress.h - what udc-stress's files share.
  *
  * Owns nothing at run time: the declarations shared by udc-stress.c (the
- * program: options, workload table, the hit/hash/alloc/frag workloads),
- * common.c (messages, time, the report, memory readings) and policy.c (the
- * reclaim-policy workloads trickle, hotset, invalidate and buildtrace).  The PRNG is
+ * program: options, workload table), common.c (messages, time, the report,
+ * memory readings), the studies of udcache's own parts (studies.c: hash and
+ * alloc; frag.c) and policy.c (the reclaim-policy workloads hotset,
+ * invalidate and buildtrace).  The PRNG is
  * here, inline, because the workers call it in their timed loops.
  *
  * Locking: none; nothing here is shared between threads except through the
@@ -209,5 +210,18 @@ uint64_t cache_bytes(udc_cache *c);
 int run_hotset(const struct options *opt);
 int run_invalidate(const struct options *opt);
 int run_buildtrace(const struct options *opt);
+
+/* ---------------------------------------------------------------------- */
+/* The studies of udcache's own parts (studies.c, frag.c) */
+
+#define FRAG_NAMES 2000000 /* frag's defaults where they differ from hit's */
+#define FRAG_DIRS 100
+#define FRAG_NAME_LEN 24
+#define FRAG_MEMORY ((size_t)4 << 30)
+
+/* Each returns the exit status: 0, or 1 on a wrong answer or a failed check. */
+int run_hash(const struct options *opt);
+int run_alloc(const struct options *opt);
+int run_frag(const struct options *opt);
 
 #endif /* UDC_STRESS_H */
