@@ -3,7 +3,7 @@
  * engine/alloc.c - the engine's allocation interface, and deferred frees.
  *
  * Owns: every byte the cache allocates goes through mem_alloc*() and is
- * counted in cache->bytes (jemalloc's real size of the allocation), so
+ * counted in cache->bytes_held (jemalloc's real size of the allocation), so
  * bytes_used is what the cache holds, not what it asked for.  Entries are
  * allocated here (entry_alloc) and freed here, either at once when no
  * reader can hold them or after an RCU grace period, in batches of
@@ -24,7 +24,7 @@
  *   own (leaf), shared with the call_rcu thread only.
  *
  * Ordering:
- *   cache->bytes is a relaxed counter: it is read for limits and stats
+ *   cache->bytes_held is a relaxed counter: it is read for limits and stats
  *   only, where a slightly old value is fine.
  *   call_rcu() orders the batch's frees after every read-side section that
  *   could have found the entries (they were unpublished before being added).
@@ -73,12 +73,12 @@ static void free_counted(_Atomic size_t *bytes, void *p, size_t size, size_t ali
 
 void *mem_alloc(struct udc_cache *c, size_t size)
 {
-	return alloc_counted(&c->bytes, size, 16);
+	return alloc_counted(&c->bytes_held, size, 16);
 }
 
 void *mem_alloc_line(struct udc_cache *c, size_t size)
 {
-	return alloc_counted(&c->bytes, size, UDC_CACHELINE);
+	return alloc_counted(&c->bytes_held, size, UDC_CACHELINE);
 }
 
 /* The cache struct itself: counted into *bytes before the cache exists. */
@@ -102,12 +102,12 @@ void cache_struct_free(struct udc_cache *c)
  * with mem_free_line(). */
 void mem_free(struct udc_cache *c, void *p, size_t size)
 {
-	free_counted(&c->bytes, p, size, 16);
+	free_counted(&c->bytes_held, p, size, 16);
 }
 
 void mem_free_line(struct udc_cache *c, void *p, size_t size)
 {
-	free_counted(&c->bytes, p, size, UDC_CACHELINE);
+	free_counted(&c->bytes_held, p, size, UDC_CACHELINE);
 }
 
 size_t entry_size(enum entry_kind kind, size_t len)

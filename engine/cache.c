@@ -100,7 +100,7 @@ size_t cache_bytes_used(struct udc_cache *c)
 	size_t buckets = atomic_load_explicit(&c->names_buckets, memory_order_relaxed) +
 			 atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed);
 
-	return atomic_load_explicit(&c->bytes, memory_order_relaxed) + entry_slabs_bytes(c) +
+	return atomic_load_explicit(&c->bytes_held, memory_order_relaxed) + entry_slabs_bytes(c) +
 	       buckets * sizeof(struct cds_lfht_node);
 }
 
@@ -183,7 +183,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		return NULL;
 	}
 	memset(c, 0, sizeof(*c));
-	atomic_init(&c->bytes, self);   /* the cache struct counts too */
+	atomic_init(&c->bytes_held, self);   /* the cache struct counts too */
 	c->self_bytes = self;
 	err = -hash_key_init(&c->key, cfg->hash_key);
 	if (err)
@@ -209,7 +209,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		err = ENOMEM;
 		goto fail;
 	}
-	err = -shrink_thread_start(c->shrink);
+	err = -shrink_reclaimer_start(c->shrink);
 	if (!err)
 		err = -fork_register(c);   /* a child of fork() can use it (engine/fork.c) */
 	if (err)
@@ -217,7 +217,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	return c;
 
 fail_thread:
-	shrink_thread_stop(c->shrink);
+	shrink_reclaimer_stop(c->shrink);
 fail:
 	entry_slabs_destroy(c);
 	if (c->shrink)
@@ -242,7 +242,7 @@ void udc_destroy(udc_cache *c)
 	thread_enter();
 	int cs = cancel_hold();   /* a destroy cancelled in a wait would leave it half freed */
 	fork_unregister(c);       /* no fork restarts its reclaim thread now */
-	shrink_thread_stop(c->shrink);   /* first: it uses everything below */
+	shrink_reclaimer_stop(c->shrink);   /* first: it uses everything below */
 	udc_assert_expensive(engine_check(c) == 0);   /* alone: a quiet moment */
 	/*
 	 * Unpublish everything in one pass, chaining the entries through
@@ -284,7 +284,7 @@ void udc_destroy(udc_cache *c)
 	}
 	udc_mutex_destroy(&c->rename_lock);
 	/* Everything allocated through the cache has come back. */
-	udc_assert(atomic_load(&c->bytes) == c->self_bytes);
+	udc_assert(atomic_load(&c->bytes_held) == c->self_bytes);
 	cache_struct_free(c);
 	cancel_release(cs);
 }

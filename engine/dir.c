@@ -385,7 +385,7 @@ void dir_children_moved(struct udc_cache *c, struct udc_dir *d)
 }
 
 /* ------------------------------------------------------------------ */
-/* the admission bound's count: neg_now packs (generation << 32) | count,
+/* the admission bound's count: neg_count_gen packs (generation << 32) | count,
  * so a generation bump (udc_invalidate_dir, udc_rmdir) restarts the count
  * at zero without touching it: the stale negatives are garbage, not the
  * new generation's budget.  Changed by CAS (directories span stripes);
@@ -401,13 +401,13 @@ static uint32_t neg_count(uint64_t v, uint32_t gen)
 uint64_t dir_negatives(struct udc_dir *d)
 {
 	/* relaxed, both: see above */
-	return neg_count(atomic_load_explicit(&d->neg_now, memory_order_relaxed),
+	return neg_count(atomic_load_explicit(&d->neg_count_gen, memory_order_relaxed),
 			 atomic_load_explicit(&d->gen, memory_order_relaxed));
 }
 
 void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta)
 {
-	uint64_t v = atomic_load_explicit(&d->neg_now, memory_order_relaxed), nv;
+	uint64_t v = atomic_load_explicit(&d->neg_count_gen, memory_order_relaxed), nv;
 
 	do {
 		uint32_t tag = (uint32_t)(v >> 32), n = (uint32_t)v;
@@ -423,7 +423,7 @@ void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta)
 		n = delta > 0 ? n + 1 : n - 1;
 		nv = (uint64_t)gen << 32 | n;
 		/* relaxed: a counter (see above) */
-	} while (!atomic_compare_exchange_weak_explicit(&d->neg_now, &v, nv, memory_order_relaxed,
+	} while (!atomic_compare_exchange_weak_explicit(&d->neg_count_gen, &v, nv, memory_order_relaxed,
 							memory_order_relaxed));
 }
 

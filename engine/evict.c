@@ -85,7 +85,7 @@ uint8_t entry_hits(const struct udc_entry *e)
 
 uint8_t entry_client_tag(const struct udc_entry *e)
 {
-	return e->kind == ENT_NEGATIVE ? e->type : 0;   /* a negative's type bits hold it */
+	return e->kind == ENT_NEGATIVE ? neg_client(e) : 0;
 }
 
 bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key)

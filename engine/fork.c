@@ -61,7 +61,7 @@ static void fork_prepare(void)
 
 	pthread_mutex_lock(&fork_lock);
 	cds_list_for_each(pos, &fork_caches)
-		shrink_thread_stop(cache_of(pos)->shrink);   /* joined: it holds nothing now */
+		shrink_reclaimer_stop(cache_of(pos)->shrink);   /* joined: it holds nothing now */
 	call_rcu_before_fork();
 }
 
@@ -71,7 +71,7 @@ static void fork_restart_threads(void)
 	struct cds_list_head *pos;
 
 	cds_list_for_each(pos, &fork_caches)
-		(void)shrink_thread_start(cache_of(pos)->shrink);   /* on failure: reclaim inline */
+		(void)shrink_reclaimer_start(cache_of(pos)->shrink);   /* on failure: reclaim inline */
 }
 
 static void fork_parent(void)

@@ -115,7 +115,7 @@ struct udc_dir {
 		struct cds_list_head children;  /* live: positive entries (protected by lock) */
 		struct udc_cache *cache;        /* dead: for the RCU callback that frees it */
 	};
-	_Atomic uint64_t neg_now;         /* (gen << 32) | negatives of that gen (shrink/admit.c) */
+	_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen (dir_negatives) */
 	_Atomic uint64_t epoch;           /* unique per object and change: a child's ".." is
 	                                   * usable while its parent_stamp equals it */
 	union {
@@ -209,7 +209,7 @@ struct udc_cache {
 	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
 
 	/* --- memory accounting: written by every allocation --- */
-	_Atomic size_t bytes UDC_ALIGNED; /* accounted bytes held now */
+	_Atomic size_t bytes_held UDC_ALIGNED;  /* accounted bytes held now, slab pages apart */
 	_Atomic int64_t nr_dirs;
 	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
 	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
@@ -279,7 +279,7 @@ static inline struct thread_stats *thread_stats(struct udc_cache *c)
 	return thread_stats_slow(c);
 }
 
-/* ---- engine/alloc.c: the allocation interface (slab replaces it) ---- */
+/* ---- engine/alloc.c: accounted memory, entries in slab slots, deferred frees ---- */
 /* mem_alloc/mem_free (accounted, 16-aligned): engine/engine.h */
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
 void mem_free_line(struct udc_cache *c, void *p, size_t size);
@@ -308,6 +308,19 @@ static inline uint32_t dir_gen(struct udc_dir *d)
 static inline bool entry_current(const struct udc_entry *e)
 {
 	return e->gen == dir_gen(e->dir);
+}
+
+/* A negative's client tag lives in its type bits (a negative has no type). */
+static inline uint8_t neg_client(const struct udc_entry *e)
+{
+	udc_assert(e->kind == ENT_NEGATIVE);
+	return e->type;
+}
+
+static inline void neg_client_set(struct udc_entry *e, uint8_t tag)
+{
+	udc_assert(e->kind == ENT_NEGATIVE && tag < 64);
+	e->type = tag & 0x3f;
 }
 
 static inline const char *entry_name(const struct udc_entry *e)

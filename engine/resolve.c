@@ -198,7 +198,7 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 		if (dir_admits_negative(c, d, tag)) {
 			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash);
 			if (fresh)
-				fresh->type = tag & 0x3f;
+				neg_client_set(fresh, tag);
 		} else {
 			stat_add(thread_stats(c), declined, 1);
 			UDC_PROBE(decline, k->dir, call ? call->client : 0);

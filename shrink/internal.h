@@ -47,7 +47,7 @@ struct shrink {
 	_Atomic size_t limit;             /* bytes_limit (relaxed: written under lock) */
 	uint32_t negative_max_age_ms;     /* immutable; UINT32_MAX: never */
 	bool no_thread;                   /* UDC_CFG_NO_RECLAIM_THREAD (immutable) */
-	bool thread_running;              /* set at start, cleared at stop */
+	bool reclaimer_running;           /* the reclaim thread: set at start, cleared at stop */
 	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, %
 	                                   * (relaxed; written under lock) */
 	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag */
@@ -71,12 +71,12 @@ struct shrink {
 	uint64_t adapt_ms;                /* neg_share's last adaptation */
 	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
 
-	/* --- the reclaim thread --- */
-	pthread_mutex_t thread_lock;      /* protects thread_stop; with thread_cond */
-	pthread_cond_t thread_cond;       /* wakes the thread: a stop or a kick */
-	bool thread_stop;
-	atomic_bool thread_kicked;        /* a client asked for a pass since the last wake-up */
-	pthread_t thread;
+	/* --- the reclaim thread (the reclaimer; "thread" alone is the caller) --- */
+	pthread_mutex_t reclaimer_lock;   /* protects reclaimer_stop; with reclaimer_cond */
+	pthread_cond_t reclaimer_cond;    /* wakes it: a stop or a kick */
+	bool reclaimer_stop;
+	atomic_bool reclaimer_kicked;     /* a client asked for a pass since the last wake-up */
+	pthread_t reclaimer;
 };
 
 /* Even classes are probation; the odd one above each is main. */

@@ -51,7 +51,7 @@
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
 
-static void thread_kick(struct shrink *sh);   /* wake the thread for a pass */
+static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
 /* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
 static size_t reclaim_slack(size_t limit)
@@ -126,7 +126,7 @@ static void age_inline(struct shrink *sh)
 	uint64_t due = atomic_load_explicit(&sh->age_next_ms, memory_order_relaxed);
 	uint64_t now = slab_now_ms();
 
-	if (sh->thread_running || max_age == UINT32_MAX || now < due)
+	if (sh->reclaimer_running || max_age == UINT32_MAX || now < due)
 		return;
 	uint64_t period = max_age / AGE_INLINE_DIV ? max_age / AGE_INLINE_DIV : 1;
 	/* relaxed: see Ordering */
@@ -170,7 +170,7 @@ static size_t reclaim_evict_landed(struct shrink *sh, size_t bytes, int source)
 /* Without the thread: a batch of the directories that went idle. */
 static void reap_inline(struct shrink *sh)
 {
-	if (sh->thread_running || !dir_reap_due(sh->c))
+	if (sh->reclaimer_running || !dir_reap_due(sh->c))
 		return;
 	if (udc_mutex_trylock(&sh->lock))
 		return;
@@ -181,7 +181,7 @@ static void reap_inline(struct shrink *sh)
 /* Without the thread: a batch of the garbage of invalidated directories. */
 static void stale_inline(struct shrink *sh)
 {
-	if (sh->thread_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
+	if (sh->reclaimer_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
 		return;
 	if (udc_mutex_trylock(&sh->lock))
 		return;
@@ -197,8 +197,8 @@ static void reclaim_calls(struct shrink *sh)
 	stale_inline(sh);
 	reap_inline(sh);
 	if (cache_tables_resize_due(sh->c)) {
-		if (sh->thread_running) {
-			thread_kick(sh);
+		if (sh->reclaimer_running) {
+			reclaimer_kick(sh);
 		} else if (!udc_mutex_trylock(&sh->lock)) {
 			tables_resize(sh);   /* blocks this call for the resize */
 			udc_mutex_unlock(&sh->lock);
@@ -222,8 +222,8 @@ static void reclaim_calls(struct shrink *sh)
 	 */
 	if (used <= low)
 		return;
-	if (sh->thread_running) {
-		thread_kick(sh);
+	if (sh->reclaimer_running) {
+		reclaimer_kick(sh);
 		if (used <= limit)
 			return;
 	}
@@ -374,76 +374,76 @@ static bool reclaim_background(struct shrink *sh)
 	return more;
 }
 
-static void thread_kick(struct shrink *sh)
+static void reclaimer_kick(struct shrink *sh)
 {
 	/* relaxed: a lost kick costs one period's wait, never an answer */
-	if (atomic_load_explicit(&sh->thread_kicked, memory_order_relaxed) ||
-	    atomic_exchange_explicit(&sh->thread_kicked, true, memory_order_relaxed))
+	if (atomic_load_explicit(&sh->reclaimer_kicked, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&sh->reclaimer_kicked, true, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&sh->thread_lock);
-	pthread_cond_signal(&sh->thread_cond);
-	pthread_mutex_unlock(&sh->thread_lock);
+	pthread_mutex_lock(&sh->reclaimer_lock);
+	pthread_cond_signal(&sh->reclaimer_cond);
+	pthread_mutex_unlock(&sh->reclaimer_lock);
 }
 
-static void *reclaim_thread_main(void *arg)
+static void *reclaimer_main(void *arg)
 {
 	struct shrink *sh = arg;
 
 	engine_thread_enter();
-	pthread_mutex_lock(&sh->thread_lock);
-	while (!sh->thread_stop) {
-		pthread_mutex_unlock(&sh->thread_lock);
-		/* relaxed: kicks after this wake us again (see thread_kick) */
-		atomic_store_explicit(&sh->thread_kicked, false, memory_order_relaxed);
+	pthread_mutex_lock(&sh->reclaimer_lock);
+	while (!sh->reclaimer_stop) {
+		pthread_mutex_unlock(&sh->reclaimer_lock);
+		/* relaxed: kicks after this wake us again (see reclaimer_kick) */
+		atomic_store_explicit(&sh->reclaimer_kicked, false, memory_order_relaxed);
 		bool more = reclaim_background(sh);
-		pthread_mutex_lock(&sh->thread_lock);
-		if (more || sh->thread_stop || atomic_load_explicit(&sh->thread_kicked, memory_order_relaxed))
+		pthread_mutex_lock(&sh->reclaimer_lock);
+		if (more || sh->reclaimer_stop || atomic_load_explicit(&sh->reclaimer_kicked, memory_order_relaxed))
 			continue;
 		struct timespec t;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		t.tv_nsec += RECLAIM_THREAD_PERIOD_MS * 1000000L;
 		t.tv_sec += t.tv_nsec / 1000000000L;
 		t.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&sh->thread_cond, &sh->thread_lock, &t);
+		pthread_cond_timedwait(&sh->reclaimer_cond, &sh->reclaimer_lock, &t);
 	}
-	pthread_mutex_unlock(&sh->thread_lock);
+	pthread_mutex_unlock(&sh->reclaimer_lock);
 	/* Our open pages and RCU batches go with the thread (slab's and
 	 * thread.c's exit handlers). */
 	return NULL;
 }
 
-int shrink_thread_start(struct shrink *sh)
+int shrink_reclaimer_start(struct shrink *sh)
 {
 	pthread_condattr_t a;
 	int err;
 
-	pthread_mutex_init(&sh->thread_lock, NULL);
+	pthread_mutex_init(&sh->reclaimer_lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&sh->thread_cond, &a);
+	pthread_cond_init(&sh->reclaimer_cond, &a);
 	pthread_condattr_destroy(&a);
-	sh->thread_stop = false;
+	sh->reclaimer_stop = false;
 	if (sh->no_thread)
 		return 0;
-	err = pthread_create(&sh->thread, NULL, reclaim_thread_main, sh);
+	err = pthread_create(&sh->reclaimer, NULL, reclaimer_main, sh);
 	if (err)
 		return -ENOMEM;   /* with no attributes, only EAGAIN: out of memory or threads */
-	sh->thread_running = true;
+	sh->reclaimer_running = true;
 	return 0;
 }
 
-void shrink_thread_stop(struct shrink *sh)
+void shrink_reclaimer_stop(struct shrink *sh)
 {
-	if (sh->thread_running) {
-		pthread_mutex_lock(&sh->thread_lock);
-		sh->thread_stop = true;
-		pthread_cond_signal(&sh->thread_cond);
-		pthread_mutex_unlock(&sh->thread_lock);
-		pthread_join(sh->thread, NULL);
-		sh->thread_running = false;
+	if (sh->reclaimer_running) {
+		pthread_mutex_lock(&sh->reclaimer_lock);
+		sh->reclaimer_stop = true;
+		pthread_cond_signal(&sh->reclaimer_cond);
+		pthread_mutex_unlock(&sh->reclaimer_lock);
+		pthread_join(sh->reclaimer, NULL);
+		sh->reclaimer_running = false;
 	}
-	pthread_cond_destroy(&sh->thread_cond);
-	pthread_mutex_destroy(&sh->thread_lock);
+	pthread_cond_destroy(&sh->reclaimer_cond);
+	pthread_mutex_destroy(&sh->reclaimer_lock);
 }
 
 int shrink_set_limit(struct shrink *sh, size_t bytes)

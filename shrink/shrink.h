@@ -25,8 +25,8 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 void shrink_destroy(struct shrink *sh);   /* its thread stopped first */
 /* The reclaim thread (none with UDC_CFG_NO_RECLAIM_THREAD): 0 or -ENOMEM.
  * Stopped and started again around fork() (engine/fork.c). */
-int shrink_thread_start(struct shrink *sh);
-void shrink_thread_stop(struct shrink *sh);
+int shrink_reclaimer_start(struct shrink *sh);
+void shrink_reclaimer_stop(struct shrink *sh);
 
 /* ---- the slabs' layout ---- */
 /* The slab classes of @kind's entries, whose sizes are @sizes[0..n):

@@ -43,9 +43,9 @@ unsigned slab_page_class(const struct slab_page *p)
 	return p->cls->index;
 }
 
-uint64_t slab_page_age(const struct slab_page *p)
+uint64_t slab_page_seq(const struct slab_page *p)
 {
-	return p->age;
+	return p->seq;
 }
 
 uint64_t slab_page_stamp(const struct slab_page *p)
@@ -66,7 +66,7 @@ static void isolate_locked(struct slab_page *p)
 	slab_page_collect(p);
 }
 
-struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_age)
+struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_seq)
 {
 	struct slab_class *c = &s->cls[cls];
 	struct slab_page *p, *found = NULL;
@@ -74,7 +74,7 @@ struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_a
 	udc_assert(cls < s->nr_classes);
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry(p, &c->pages, link) {
-		if (p->state == SLAB_PARTIAL && p->age >= min_age) {
+		if (p->state == SLAB_PARTIAL && p->seq >= min_seq) {
 			isolate_locked(p);
 			found = p;
 			break;
@@ -189,7 +189,7 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
 }
 
 /*
- * The oldest sparse PARTIAL page of @c of age >= @min_age, isolated, or
+ * The oldest sparse PARTIAL page of @c of seq >= @min_seq, isolated, or
  * NULL: occupancy below half, counting only objects not already waiting
  * for a grace period (a page of those empties by itself: visiting it
  * again is work for nothing).  (Not "below the class average" as well:
@@ -197,14 +197,14 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
  * Survivors go to pages at least half full or to new ones (slab.c's
  * refill while compacting), so a page is never moved into a candidate.
  */
-static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_age)
+static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_seq)
 {
 	struct slab_page *p, *found = NULL;
 
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry(p, &c->pages, link) {
 		uint32_t movable = slab_page_movable(p);
-		if (p->state == SLAB_PARTIAL && p->age >= min_age && movable > 0 &&
+		if (p->state == SLAB_PARTIAL && p->seq >= min_seq && movable > 0 &&
 		    2 * movable < p->capacity) {
 			isolate_locked(p);
 			found = p;
@@ -232,7 +232,7 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 			*cursor = 0;
 			break;
 		}
-		*cursor = p->age + 1;
+		*cursor = p->seq + 1;
 		done += SLAB_COMPACT_PAGE_COST;   /* the scan and snapshot */
 		uint32_t bump = page_snapshot(p, visit), objects = 0, moved = 0, dropped = 0;
 		for (uint32_t i = 0; i < bump && done < budget; i++) {
@@ -244,7 +244,7 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 			moved += v == SLAB_MOVED;
 			dropped += v == SLAB_EVICTED;
 			if (v < 0) {
-				*cursor = p->age; /* out of memory: this page again, later */
+				*cursor = p->seq; /* out of memory: this page again, later */
 				budget = done;
 			}
 		}
@@ -258,19 +258,19 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	return done;
 }
 
-/* The oldest PARTIAL page of @c of age in [@min_age, @end) stamped at most
+/* The oldest PARTIAL page of @c of seq in [@min_seq, @end) stamped at most
  * @stamp_max with an object not already waiting for a grace period,
  * isolated, or NULL. */
-static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t min_age, uint64_t end,
+static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t min_seq, uint64_t end,
 					uint64_t stamp_max)
 {
 	struct slab_page *p, *found = NULL;
 
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry(p, &c->pages, link) {
-		if (p->age >= end || p->stamp > stamp_max)
+		if (p->seq >= end || p->stamp > stamp_max)
 			break;   /* ages and stamps grow along the list */
-		if (p->age >= min_age && p->state == SLAB_PARTIAL && slab_page_movable(p) > 0) {
+		if (p->seq >= min_seq && p->state == SLAB_PARTIAL && slab_page_movable(p) > 0) {
 			isolate_locked(p);
 			found = p;
 			break;
@@ -284,7 +284,7 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		  uint64_t *cursor, void (*visit)(void *arg, void *obj), void *arg)
 {
 	/* relaxed: pages made after this are newer than the sweep */
-	uint64_t end = atomic_load_explicit(&s->age_next, memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(&s->seq_next, memory_order_relaxed);
 	size_t done = 0;
 
 	uint64_t visit_bits[SLAB_MAX_SLOTS / 64];
@@ -310,7 +310,7 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		bool whole = i >= bump;
 		p->resume = whole ? 0 : i;   /* the page is ours while isolated */
 		if (cursor)
-			*cursor = whole ? p->age + 1 : p->age;
+			*cursor = whole ? p->seq + 1 : p->seq;
 		page_putback(p, whole && !cursor);
 	}
 	slab_rcu_flush(s);   /* what the visits freed goes through its grace period now */

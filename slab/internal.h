@@ -110,7 +110,7 @@ struct slab_page {
 
 	/* --- under cls->lock --- */
 	uint32_t state;		    /* enum slab_page_state */
-	uint64_t age;		    /* order on cls->pages: made, retired or swept */
+	uint64_t seq;		    /* order on cls->pages: made, retired or swept */
 	uint64_t stamp;		    /* slab_now_ms() when it got that age */
 	uint32_t resume;	    /* slab_sweep: the slot a half-visited page resumes at */
 	struct cds_list_head link;  /* on cls->pages, by age */
@@ -154,7 +154,7 @@ struct slab {
 	size_t retained_max;
 
 	/* --- counters (relaxed; stats only) --- */
-	_Atomic uint64_t age_next;
+	_Atomic uint64_t seq_next;
 	_Atomic int64_t nr_pages;   /* pages held: classes + retained + pending */
 	_Atomic int64_t nr_pending; /* DEAD pages waiting for their grace period */
 	_Atomic int64_t meta_bytes;

@@ -110,7 +110,7 @@ struct slab_page *slab_page_new(struct slab_class *c)
 	SLAB_POISON((char *)p + p->offset, (size_t)p->capacity * p->size);
 
 	pthread_mutex_lock(&c->lock);
-	p->age = atomic_fetch_add_explicit(&s->age_next, 1, memory_order_relaxed);
+	p->seq = atomic_fetch_add_explicit(&s->seq_next, 1, memory_order_relaxed);
 	p->stamp = slab_now_ms();
 	cds_list_add_tail(&p->link, &c->pages);
 	c->nr_pages++;
@@ -197,7 +197,7 @@ void slab_page_requeue_locked(struct slab_page *p)
 {
 	cds_list_del(&p->link);
 	/* relaxed: ages are ordered by the class lock, the counter only counts */
-	p->age = atomic_fetch_add_explicit(&p->slab->age_next, 1, memory_order_relaxed);
+	p->seq = atomic_fetch_add_explicit(&p->slab->seq_next, 1, memory_order_relaxed);
 	p->stamp = slab_now_ms();
 	cds_list_add_tail(&p->link, &p->cls->pages);
 }

@@ -155,7 +155,7 @@ struct slab *slab_create(const struct slab_config *cfg)
 	pthread_mutex_init(&s->retained_lock, NULL);
 	CDS_INIT_LIST_HEAD(&s->retained);
 	atomic_init(&s->meta_bytes, (int64_t)sizeof(*s));
-	atomic_init(&s->age_next, 1);
+	atomic_init(&s->seq_next, 1);
 
 	pthread_mutex_lock(&registry_lock);
 	s->id = registry_next_id++;
@@ -767,17 +767,17 @@ int slab_check(struct slab *s)
 	for (unsigned i = 0; i < s->nr_classes; i++) {
 		struct slab_class *c = &s->cls[i];
 		struct slab_page *p;
-		uint64_t n = 0, npartial = 0, nonlist = 0, last_age = 0;
+		uint64_t n = 0, npartial = 0, nonlist = 0, last_seq = 0;
 
 		pthread_mutex_lock(&c->lock);
 		cds_list_for_each_entry(p, &c->pages, link) {
 			n++;
 			if (p->cls != c || p->slab != s)
 				FAIL("class %u: page %p of another class", i, (void *)p);
-			if (p->age <= last_age)
+			if (p->seq <= last_seq)
 				FAIL("class %u: ages not increasing (%llu after %llu)", i,
-				     (unsigned long long)p->age, (unsigned long long)last_age);
-			last_age = p->age;
+				     (unsigned long long)p->seq, (unsigned long long)last_seq);
+			last_seq = p->seq;
 			if (slab_page_check(p, true, why, sizeof(why)))
 				goto fail_locked;
 			if (p->state == SLAB_PARTIAL)

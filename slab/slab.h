@@ -148,23 +148,24 @@ void slab_thread_release_stale(struct slab *s, uint64_t stamp_max);
 size_t slab_class_bytes(struct slab *s, unsigned cls);
 
 /*
- * The page holding @obj, its class, its age and its stamp.  A page's age
- * orders it in its class: pages are made, retired by their owner thread
- * (it stops allocating from them) and swept (slab_sweep) in increasing
- * age, each of which gives the page a new age past all others, and its
- * stamp is the time of the latest (slab_now_ms).  So the oldest pages are
+ * The page holding @obj, its class, its sequence number and its stamp.  A
+ * page's sequence number (seq) orders it in its class: pages are made,
+ * retired by their owner thread (it stops allocating from them) and swept
+ * (slab_sweep) in increasing seq, each of which gives the page a new seq
+ * past all others (a count, not a duration), and its stamp is the time of
+ * the latest (slab_now_ms).  So the oldest pages are
  * the ones whose objects have waited longest since their page was filled.
  */
 struct slab_page *slab_page_of(const void *obj);
 unsigned slab_page_class(const struct slab_page *p);
-uint64_t slab_page_age(const struct slab_page *p);
+uint64_t slab_page_seq(const struct slab_page *p);
 uint64_t slab_page_stamp(const struct slab_page *p);
 /* Milliseconds of CLOCK_MONOTONIC_COARSE: the clock of page stamps. */
 uint64_t slab_now_ms(void);
 
 /*
  * Page isolation, for the owner (sweeper, compactor).  slab_page_isolate()
- * takes the oldest partial page of @cls whose age is >= @min_age out of
+ * takes the oldest partial page of @cls whose seq is >= @min_seq out of
  * circulation (no thread allocates from it) and returns it, or NULL.
  * While isolated, objects of the page may still be freed by anyone, but
  * their bytes are neither overwritten nor poisoned until putback, so an
@@ -172,7 +173,7 @@ uint64_t slab_now_ms(void);
  * must recognise it as dead by its own means).  slab_page_putback() puts it
  * back (and gives it back if it became empty).
  */
-struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_age);
+struct slab_page *slab_page_isolate(struct slab *s, unsigned cls, uint64_t min_seq);
 void slab_page_putback(struct slab *s, struct slab_page *p);
 
 /*
@@ -205,7 +206,7 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
 
 /*
  * Compaction of class @cls: isolate sparse partial pages (occupancy below
- * half) of age >= *@cursor, oldest first, and ask @move about each of their
+ * half) of seq >= *@cursor, oldest first, and ask @move about each of their
  * objects (as slab_relocate) until @budget units of work were done (one
  * per object handed to @move, SLAB_COMPACT_PAGE_COST per page isolated,
  * whose objects already waiting for a grace period are not counted as
@@ -225,8 +226,8 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 /*
  * Sweep class @cls: isolate its oldest partial pages (OPEN ones stay with
  * their thread, and pages whose objects all wait for a grace period are
- * left to empty) whose stamp is <= @stamp_max and whose age is below the
- * class's age when the call began, one at a time; hand each object not
+ * left to empty) whose stamp is <= @stamp_max and whose seq is below the
+ * class's seq when the call began, one at a time; hand each object not
  * on a free list to @visit(arg, obj) (as slab_page_for_each; @visit may
  * free, relocate or leave it), then put the page back as the newest of
  * its class with a fresh stamp (or give it back if it emptied).  Stops
@@ -234,8 +235,8 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
  * object), in the middle of a page if need be: that page keeps its place
  * and is the first of the next call.  Returns the units done: fewer than @budget, no eligible page
  * is left.  Not inside a read-side section.
- * With @cursor (start at 0), pages keep their place and age: only those of
- * age >= *@cursor are visited, *@cursor is left past the last one, or at 0
+ * With @cursor (start at 0), pages keep their place and seq: only those of
+ * seq >= *@cursor are visited, *@cursor is left past the last one, or at 0
  * when none is left (a round over the class, in bounded calls, that does
  * not disturb the order the other sweeps go by).
  */

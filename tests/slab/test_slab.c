@@ -693,16 +693,16 @@ Test(slab, isolate_and_for_each)
 	slab_rcu_barrier(s);
 
 	size_t total = 0;
-	uint64_t keysum = 0, expect_sum = 0, last_age = 0;
+	uint64_t keysum = 0, expect_sum = 0, last_seq = 0;
 	for (uint64_t k = 0; k < N; k++)
 		if (atomic_load(&t.slot[k]))
 			expect_sum += k;
 	struct slab_page *pages[64];
 	unsigned np = 0;
 	struct slab_page *p;
-	while ((p = slab_page_isolate(s, 0, last_age + 1)) != NULL) {
-		cr_assert_gt(slab_page_age(p), last_age, "pages oldest first");
-		last_age = slab_page_age(p);
+	while ((p = slab_page_isolate(s, 0, last_seq + 1)) != NULL) {
+		cr_assert_gt(slab_page_seq(p), last_seq, "pages oldest first");
+		last_seq = slab_page_seq(p);
 		struct visit v = { 0 };
 		size_t n = slab_page_for_each(s, p, count_visit, &v);
 		cr_assert_eq(n, v.n);
