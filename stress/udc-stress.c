@@ -211,7 +211,8 @@ static const struct workload workloads[] = {
 
 #define NR_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
 
-static void usage(FILE *f)
+/* The synopsis and the two lists: workloads and implementations. */
+static void usage_lists(FILE *f)
 {
 	const struct options *d = &default_options;
 
@@ -232,6 +233,13 @@ static void usage(FILE *f)
 		d->impl);
 	for (const struct impl *const *im = impls; *im; im++)
 		fprintf(f, "                          %-10s %s\n", (*im)->name, (*im)->summary);
+}
+
+/* The options every workload reads, and replay's. */
+static void usage_general(FILE *f)
+{
+	const struct options *d = &default_options;
+
 	fprintf(f,
 		"  -t, --threads N         worker threads, 1..%d (default %u)\n"
 		"  -s, --seconds S         run time in seconds, fractions allowed (default %g;\n"
@@ -264,7 +272,19 @@ static void usage(FILE *f)
 		"                          needs it)\n"
 		"      --trace FILE        replay: an strace -f log (plain or .gz); repeat for\n"
 		"                          several\n"
-		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n"
+		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n",
+		MAX_THREADS, d->threads, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
+		RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, BUILD_DIRS,
+		d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
+		d->passes);
+}
+
+/* The studies' options, the seed and the output formats. */
+static void usage_studies(FILE *f)
+{
+	const struct options *d = &default_options;
+
+	fprintf(f,
 		"      --mem-csv FILE      (--impl) workloads: write the memory samples (every\n"
 		"                          10 ms: seconds, bytes_used, RSS, negatives) to FILE\n"
 		"      --object-size N     alloc: object size in bytes, a slab class: 64, 96,\n"
@@ -294,12 +314,13 @@ static void usage(FILE *f)
 		"      --csv               (--impl) workloads: print a CSV header and one row\n"
 		"  -h, --help              print this help and exit\n"
 		"\n",
-		MAX_THREADS, d->threads, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
-		RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, BUILD_DIRS,
-		d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
-		d->passes, d->object_size, d->remove_ratio, d->hot, d->period_ms, d->scan_dirs,
-		d->scan_client, d->headers, d->includes, d->unique, d->units, d->scratch_dirs,
-		(uint64_t)DEFAULT_SEED);
+		d->object_size, d->remove_ratio, d->hot, d->period_ms, d->scan_dirs, d->scan_client,
+		d->headers, d->includes, d->unique, d->units, d->scratch_dirs, (uint64_t)DEFAULT_SEED);
+}
+
+/* What the workloads check and do, and the exit status. */
+static void usage_notes(FILE *f)
+{
 	fputs("The (--impl) workloads check every answer they can know; a miss is never\n"
 	      "wrong (bounded caches evict).  On a terminal a progress line shows elapsed\n"
 	      "time, operations/s, memory and negatives held; the summary gives\n"
@@ -336,6 +357,14 @@ static void usage(FILE *f)
 	      f);
 }
 
+static void usage(FILE *f)
+{
+	usage_lists(f);
+	usage_general(f);
+	usage_studies(f);
+	usage_notes(f);
+}
+
 enum {
 	OPT_NO_RECLAIM_THREAD = 256,
 	OPT_OBJECT_SIZE,
@@ -359,163 +388,184 @@ enum {
 	OPT_CSV,
 };
 
+static const struct option longopts[] = {
+	{ "workload", required_argument, NULL, 'w' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "seconds", required_argument, NULL, 's' },
+	{ "names", required_argument, NULL, 'n' },
+	{ "dirs", required_argument, NULL, 'd' },
+	{ "negative-ratio", required_argument, NULL, 'r' },
+	{ "memory", required_argument, NULL, 'm' },
+	{ "limit", required_argument, NULL, 'm' },
+	{ "no-reclaim-thread", no_argument, NULL, OPT_NO_RECLAIM_THREAD },
+	{ "name-len", required_argument, NULL, 'l' },
+	{ "object-size", required_argument, NULL, OPT_OBJECT_SIZE },
+	{ "remove-ratio", required_argument, NULL, OPT_REMOVE_RATIO },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "hot", required_argument, NULL, OPT_HOT },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "scan-dirs", required_argument, NULL, OPT_SCAN_DIRS },
+	{ "scan-client", required_argument, NULL, OPT_SCAN_CLIENT },
+	{ "positives", required_argument, NULL, OPT_POSITIVES },
+	{ "headers", required_argument, NULL, OPT_HEADERS },
+	{ "includes", required_argument, NULL, OPT_INCLUDES },
+	{ "unique", required_argument, NULL, OPT_UNIQUE },
+	{ "units", required_argument, NULL, OPT_UNITS },
+	{ "scratch-dirs", required_argument, NULL, OPT_SCRATCH_DIRS },
+	{ "impl", required_argument, NULL, 'i' },
+	{ "dist", required_argument, NULL, OPT_DIST },
+	{ "zipf-s", required_argument, NULL, OPT_ZIPF_S },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "passes", required_argument, NULL, OPT_PASSES },
+	{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The options every workload reads, and replay's; false if ch is not one. */
+static bool parse_general(int ch, struct options *opt)
+{
+	switch (ch) {
+	case 'w':
+		opt->workload = optarg;
+		return true;
+	case 't':
+		opt->threads = (unsigned)parse_u64("--threads", optarg, 1, MAX_THREADS);
+		return true;
+	case 's':
+		opt->seconds = parse_double("--seconds", optarg, 0.001, MAX_SECONDS);
+		opt->seconds_set = true;
+		return true;
+	case 'n':
+		opt->names = parse_u64("--names", optarg, 1, MAX_NAMES);
+		opt->names_set = true;
+		return true;
+	case 'd':
+		opt->dirs = parse_u64("--dirs", optarg, 1, MAX_NAMES);
+		opt->dirs_set = true;
+		return true;
+	case 'r':
+		opt->negative_ratio = parse_double("--negative-ratio", optarg, 0.0, 1.0);
+		return true;
+	case 'm':
+		opt->memory = parse_size("--memory/--limit", optarg);
+		if (opt->memory == 0)
+			usage_error("--memory/--limit: must be more than 0");
+		opt->memory_set = true;
+		return true;
+	case OPT_NO_RECLAIM_THREAD:
+		opt->no_reclaim_thread = true;
+		return true;
+	case 'l':
+		opt->name_len = (unsigned)parse_u64("--name-len", optarg, 1, UDC_NAME_MAX);
+		opt->name_len_set = true;
+		return true;
+	case 'i':
+		if (!impl_find(optarg))
+			usage_error("--impl: unknown implementation '%s'", optarg);
+		opt->impl = optarg;
+		return true;
+	case OPT_DIST:
+		if (strcmp(optarg, "uniform") != 0 && strcmp(optarg, "zipf") != 0)
+			usage_error("--dist: 'uniform' or 'zipf', not '%s'", optarg);
+		opt->dist = optarg;
+		return true;
+	case OPT_ZIPF_S:
+		opt->zipf_s = parse_double("--zipf-s", optarg, 0.0, 5.0);
+		return true;
+	case OPT_TRACE: {
+		const char **t = realloc(opt->traces, (opt->nr_traces + 1) * sizeof(*t));
+
+		if (!t)
+			die("out of memory for --trace");
+		t[opt->nr_traces++] = optarg;
+		opt->traces = t;
+		return true;
+	}
+	case OPT_PASSES:
+		opt->passes = (unsigned)parse_u64("--passes", optarg, 1, 100);
+		return true;
+	case OPT_MEM_CSV:
+		opt->mem_csv = optarg;
+		return true;
+	case OPT_CSV:
+		opt->csv = true;
+		return true;
+	case 'S':
+		opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);
+		return true;
+	case 'j':
+		opt->json = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The studies' options; false if ch is not one. */
+static bool parse_study(int ch, struct options *opt)
+{
+	switch (ch) {
+	case OPT_OBJECT_SIZE:
+		opt->object_size = (size_t)parse_u64("--object-size", optarg, 1, 4096);
+		return true;
+	case OPT_REMOVE_RATIO:
+		opt->remove_ratio = parse_double("--remove-ratio", optarg, 0.0, 1.0);
+		return true;
+	case OPT_COUNT:
+		opt->count = parse_u64("--count", optarg, 0, UINT64_MAX);
+		opt->count_set = true;
+		return true;
+	case OPT_HOT:
+		opt->hot = parse_u64("--hot", optarg, 1, MAX_NAMES);
+		return true;
+	case OPT_PERIOD:
+		opt->period_ms = (unsigned)parse_u64("--period", optarg, 1, 3600000);
+		return true;
+	case OPT_SCAN_DIRS:
+		opt->scan_dirs = parse_u64("--scan-dirs", optarg, 1, MAX_SCAN_DIRS);
+		return true;
+	case OPT_SCAN_CLIENT:
+		opt->scan_client =
+			(uint32_t)parse_u64("--scan-client", optarg, 0, UINT32_MAX);
+		return true;
+	case OPT_POSITIVES:
+		opt->positives = parse_u64("--positives", optarg, 0, MAX_NAMES);
+		opt->positives_set = true;
+		return true;
+	case OPT_HEADERS:
+		opt->headers = parse_u64("--headers", optarg, 1, MAX_NAMES);
+		return true;
+	case OPT_INCLUDES:
+		opt->includes = parse_u64("--includes", optarg, 1, MAX_NAMES);
+		return true;
+	case OPT_UNIQUE:
+		opt->unique = parse_u64("--unique", optarg, 0, MAX_NAMES);
+		return true;
+	case OPT_SCRATCH_DIRS:
+		opt->scratch_dirs = parse_u64("--scratch-dirs", optarg, 1, MAX_SCAN_DIRS);
+		return true;
+	case OPT_UNITS:
+		opt->units = parse_u64("--units", optarg, 1, MAX_NAMES);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void parse_options(int argc, char **argv, struct options *opt)
 {
-	static const struct option longopts[] = {
-		{ "workload", required_argument, NULL, 'w' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "names", required_argument, NULL, 'n' },
-		{ "dirs", required_argument, NULL, 'd' },
-		{ "negative-ratio", required_argument, NULL, 'r' },
-		{ "memory", required_argument, NULL, 'm' },
-		{ "limit", required_argument, NULL, 'm' },
-		{ "no-reclaim-thread", no_argument, NULL, OPT_NO_RECLAIM_THREAD },
-		{ "name-len", required_argument, NULL, 'l' },
-		{ "object-size", required_argument, NULL, OPT_OBJECT_SIZE },
-		{ "remove-ratio", required_argument, NULL, OPT_REMOVE_RATIO },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "hot", required_argument, NULL, OPT_HOT },
-		{ "period", required_argument, NULL, OPT_PERIOD },
-		{ "scan-dirs", required_argument, NULL, OPT_SCAN_DIRS },
-		{ "scan-client", required_argument, NULL, OPT_SCAN_CLIENT },
-		{ "positives", required_argument, NULL, OPT_POSITIVES },
-		{ "headers", required_argument, NULL, OPT_HEADERS },
-		{ "includes", required_argument, NULL, OPT_INCLUDES },
-		{ "unique", required_argument, NULL, OPT_UNIQUE },
-		{ "units", required_argument, NULL, OPT_UNITS },
-		{ "scratch-dirs", required_argument, NULL, OPT_SCRATCH_DIRS },
-		{ "impl", required_argument, NULL, 'i' },
-		{ "dist", required_argument, NULL, OPT_DIST },
-		{ "zipf-s", required_argument, NULL, OPT_ZIPF_S },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "passes", required_argument, NULL, OPT_PASSES },
-		{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int ch;
 
 	*opt = default_options;
 	opterr = 0; /* our messages, our exit status */
 	while ((ch = getopt_long(argc, argv, ":w:i:t:s:n:d:r:m:l:S:jh", longopts, NULL)) != -1) {
+		if (parse_general(ch, opt) || parse_study(ch, opt))
+			continue;
 		switch (ch) {
-		case 'w':
-			opt->workload = optarg;
-			break;
-		case 't':
-			opt->threads = (unsigned)parse_u64("--threads", optarg, 1, MAX_THREADS);
-			break;
-		case 's':
-			opt->seconds = parse_double("--seconds", optarg, 0.001, MAX_SECONDS);
-			opt->seconds_set = true;
-			break;
-		case 'n':
-			opt->names = parse_u64("--names", optarg, 1, MAX_NAMES);
-			opt->names_set = true;
-			break;
-		case 'd':
-			opt->dirs = parse_u64("--dirs", optarg, 1, MAX_NAMES);
-			opt->dirs_set = true;
-			break;
-		case 'r':
-			opt->negative_ratio = parse_double("--negative-ratio", optarg, 0.0, 1.0);
-			break;
-		case 'm':
-			opt->memory = parse_size("--memory/--limit", optarg);
-			if (opt->memory == 0)
-				usage_error("--memory/--limit: must be more than 0");
-			opt->memory_set = true;
-			break;
-		case OPT_NO_RECLAIM_THREAD:
-			opt->no_reclaim_thread = true;
-			break;
-		case 'l':
-			opt->name_len = (unsigned)parse_u64("--name-len", optarg, 1, UDC_NAME_MAX);
-			opt->name_len_set = true;
-			break;
-		case OPT_OBJECT_SIZE:
-			opt->object_size = (size_t)parse_u64("--object-size", optarg, 1, 4096);
-			break;
-		case OPT_REMOVE_RATIO:
-			opt->remove_ratio = parse_double("--remove-ratio", optarg, 0.0, 1.0);
-			break;
-		case OPT_COUNT:
-			opt->count = parse_u64("--count", optarg, 0, UINT64_MAX);
-			opt->count_set = true;
-			break;
-		case OPT_HOT:
-			opt->hot = parse_u64("--hot", optarg, 1, MAX_NAMES);
-			break;
-		case OPT_PERIOD:
-			opt->period_ms = (unsigned)parse_u64("--period", optarg, 1, 3600000);
-			break;
-		case OPT_SCAN_DIRS:
-			opt->scan_dirs = parse_u64("--scan-dirs", optarg, 1, MAX_SCAN_DIRS);
-			break;
-		case OPT_SCAN_CLIENT:
-			opt->scan_client =
-				(uint32_t)parse_u64("--scan-client", optarg, 0, UINT32_MAX);
-			break;
-		case OPT_POSITIVES:
-			opt->positives = parse_u64("--positives", optarg, 0, MAX_NAMES);
-			opt->positives_set = true;
-			break;
-		case OPT_HEADERS:
-			opt->headers = parse_u64("--headers", optarg, 1, MAX_NAMES);
-			break;
-		case OPT_INCLUDES:
-			opt->includes = parse_u64("--includes", optarg, 1, MAX_NAMES);
-			break;
-		case OPT_UNIQUE:
-			opt->unique = parse_u64("--unique", optarg, 0, MAX_NAMES);
-			break;
-		case OPT_SCRATCH_DIRS:
-			opt->scratch_dirs = parse_u64("--scratch-dirs", optarg, 1, MAX_SCAN_DIRS);
-			break;
-		case OPT_UNITS:
-			opt->units = parse_u64("--units", optarg, 1, MAX_NAMES);
-			break;
-		case 'i':
-			if (!impl_find(optarg))
-				usage_error("--impl: unknown implementation '%s'", optarg);
-			opt->impl = optarg;
-			break;
-		case OPT_DIST:
-			if (strcmp(optarg, "uniform") != 0 && strcmp(optarg, "zipf") != 0)
-				usage_error("--dist: 'uniform' or 'zipf', not '%s'", optarg);
-			opt->dist = optarg;
-			break;
-		case OPT_ZIPF_S:
-			opt->zipf_s = parse_double("--zipf-s", optarg, 0.0, 5.0);
-			break;
-		case OPT_TRACE: {
-			const char **t = realloc(opt->traces, (opt->nr_traces + 1) * sizeof(*t));
-
-			if (!t)
-				die("out of memory for --trace");
-			t[opt->nr_traces++] = optarg;
-			opt->traces = t;
-			break;
-		}
-		case OPT_PASSES:
-			opt->passes = (unsigned)parse_u64("--passes", optarg, 1, 100);
-			break;
-		case OPT_MEM_CSV:
-			opt->mem_csv = optarg;
-			break;
-		case OPT_CSV:
-			opt->csv = true;
-			break;
-		case 'S':
-			opt->seed = parse_u64("--seed", optarg, 0, UINT64_MAX);
-			break;
-		case 'j':
-			opt->json = true;
-			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
