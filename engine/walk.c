@@ -19,8 +19,10 @@
  * a locked pass uses the cache only (and the symlink targets this walk has
  * read); when it needs the backend it stops, the walk drops the lock, asks
  * the backend (which caches the answer, or the walk keeps the target), and
- * starts a new locked pass.  Each round learns one more component, so the
- * walk ends; after WALK_LOCKED_ROUNDS it gives up with -EAGAIN.
+ * starts a new locked pass.  Each round learns one more component (the
+ * cache keeps the answer, or, when it does not, the walk does, for as long
+ * as no rename or rmdir runs: answers_seq), so the walk ends; after
+ * WALK_LOCKED_ROUNDS it gives up with -EAGAIN.
  *
  * Locking:
  *   rename_lock, only around a locked (cache-only) pass; the same lock the
@@ -48,6 +50,18 @@ struct walk_link {
 	char *target;
 };
 
+/* A backend answer a locked pass needed and the cache did not keep (".."
+ * answered -ENOENT, a negative declined, a positive without memory). */
+struct walk_answer {
+	udc_ino dir;
+	uint8_t len;
+	char name[UDC_NAME_MAX];
+	int result;                 /* 0 or -ENOENT */
+	struct udc_attr attr;
+};
+
+#define WALK_ANSWERS 8
+
 struct walk {
 	struct udc_cache *c;
 	const struct udc_call *call;
@@ -61,6 +75,11 @@ struct walk {
 	udc_ino need_dir, need_ino;
 	size_t need_len;
 	char need_name[UDC_NAME_MAX];
+	/* the backend's answers to the locked passes' needs, valid while no
+	 * rename or rmdir ran since answers_seq (rename_seq then) */
+	struct walk_answer answers[WALK_ANSWERS];
+	unsigned nr_answers;
+	unsigned answers_seq;
 };
 
 static void walk_release(struct walk *w)
@@ -131,6 +150,35 @@ static int link_read(struct walk *w, udc_ino ino)
 	return 0;
 }
 
+/* The answer kept for (dir, name) by an earlier round, or NULL. */
+static const struct walk_answer *answer_known(const struct walk *w, udc_ino dir,
+					      const char *name, size_t len)
+{
+	for (unsigned i = 0; i < w->nr_answers; i++) {
+		const struct walk_answer *an = &w->answers[i];
+		if (an->dir == dir && an->len == len && memcmp(an->name, name, len) == 0)
+			return an;
+	}
+	return NULL;
+}
+
+/* Keep the backend's answer @r (@a) to the locked pass's need, obtained
+ * with rename_seq at @seq; answers older than a rename or rmdir go. */
+static void answer_keep(struct walk *w, unsigned seq, int r, const struct udc_attr *a)
+{
+	if (w->nr_answers && seq != w->answers_seq)
+		w->nr_answers = 0;
+	w->answers_seq = seq;
+	if (w->nr_answers == WALK_ANSWERS)
+		return;   /* a path that needs more: the next rounds ask again */
+	struct walk_answer *an = &w->answers[w->nr_answers++];
+	an->dir = w->need_dir;
+	an->len = (uint8_t)w->need_len;
+	memcpy(an->name, w->need_name, w->need_len);
+	an->result = r;
+	an->attr = r == 0 ? *a : (struct udc_attr){ 0 };
+}
+
 /* One component: the backend may be asked unless the pass is locked. */
 static int walk_component(struct walk *w, udc_ino dir, const char *name, size_t len,
 			  struct udc_attr *a)
@@ -146,6 +194,12 @@ static int walk_component(struct walk *w, udc_ino dir, const char *name, size_t 
 		return 0;
 	if (r == UDC_NEGATIVE)
 		return -ENOENT;
+	const struct walk_answer *an = answer_known(w, dir, name, len);
+	if (an) {
+		if (an->result == 0)
+			*a = an->attr;
+		return an->result;
+	}
 	w->need_dir = dir;
 	w->need_len = len;
 	memcpy(w->need_name, name, len);
@@ -220,6 +274,9 @@ static int walk_under_rename_lock(struct walk *w, udc_ino start, const char *pat
 
 	for (unsigned round = 0; round < WALK_LOCKED_ROUNDS; round++) {
 		udc_mutex_lock(&c->rename_lock);
+		/* answers from before a rename or rmdir are not used */
+		if (w->nr_answers && ck_sequence_read_retry(&c->rename_seq, w->answers_seq))
+			w->nr_answers = 0;
 		w->locked = true;
 		int r = walk_once(w, start, path, len, out);
 		w->locked = false;
@@ -230,9 +287,19 @@ static int walk_under_rename_lock(struct walk *w, udc_ino start, const char *pat
 		} else if (r == NEED_NAME) {
 			if (!c->backend)
 				return -EAGAIN;
-			r = resolve_name(c, w->need_dir, w->need_name, w->need_len, w->call, NULL);
-			if (r == -ENOENT)
-				r = 0;   /* cached as negative (or complete): the next pass sees it */
+			struct udc_attr a;
+			unsigned seq = ck_sequence_read_begin(&c->rename_seq);
+			r = resolve_name(c, w->need_dir, w->need_name, w->need_len, w->call, &a);
+			/*
+			 * The answer is usually cached now; when it is not (".."
+			 * answered -ENOENT, a negative declined, no memory for
+			 * it), the next passes use it as long as no rename or
+			 * rmdir ran since it was asked: a walk's consistency.
+			 */
+			if (r == 0 || r == -ENOENT) {
+				answer_keep(w, seq, r, &a);
+				r = 0;
+			}
 		} else {
 			return r;
 		}

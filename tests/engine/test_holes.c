@@ -513,3 +513,44 @@ Test(holes, cancel_during_shrink_leaves_the_cache_usable)
 	alarm(0);
 	udc_destroy(c);
 }
+
+/* ------------------------------------------------------------------ */
+/* found by the fuzzer: a locked walk whose ".." the backend answers
+ * -ENOENT (never cached) asked again every round and gave -EAGAIN */
+
+struct renaming_be {
+	udc_cache *c;
+	atomic_int calls;
+};
+
+static int renaming_lookup(void *ctx, udc_ino dir, const char *name, size_t len,
+			   struct udc_attr *out)
+{
+	struct renaming_be *b = ctx;
+
+	(void)dir, (void)out;
+	/* the first calls race an rmdir (of an absent name: rename_seq moves),
+	 * so the optimistic passes fail and the walk takes the locked ones */
+	if (atomic_fetch_add(&b->calls, 1) < 12)
+		cr_assert_eq(tc_rmdir(b->c, TC_ROOT, "absent", UDC_INO_NONE), 0);
+	if (len == 2 && name[0] == '.' && name[1] == '.')
+		return -ENOENT;   /* a removed directory has no parent */
+	return -ENOENT;
+}
+
+Test(holes, locked_walk_uses_an_uncached_dotdot_answer)
+{
+	static const struct udc_backend be = { .lookup = renaming_lookup };
+	struct renaming_be b = { 0 };
+	udc_cache *c = tc_create(TC_ROOT, &be, 0);
+	struct udc_call call = { .ctx = &b };
+	struct udc_attr got;
+
+	b.c = c;
+	int r = udc_walk(c, 50, "../y", 4, 0, &call, &got);
+	cr_assert_eq(r, -ENOENT, "walk through a \"..\" that does not exist = %s", tc_res_str(r));
+	cr_assert_lt(atomic_load(&b.calls), 40, "the backend was asked %d times",
+		     atomic_load(&b.calls));
+	cr_assert_gt(tc_stats(c).walk_retries, 8, "the walk never took the locked passes");
+	udc_destroy(c);
+}
