@@ -664,23 +664,10 @@ static bool call_path(struct call *c, int k, int buf, const char **path, size_t 
 }
 
 /* Handle one complete call. */
-void handle_call(struct builder *b, const struct rec *r)
+/* The call's flags argument (openat2: open_how's flags), or creat's implied flags. */
+static unsigned long call_flags(const struct sysdesc *d, const struct rec *r)
 {
-	struct replay_trace *t = b->t;
-	const struct sysdesc *d = sys_find(r->name, r->nlen);
-
-	t->sum.syscalls_parsed++;
-	if (!d) {
-		skip(b, &t->sum.skip_unsupported);
-		return;
-	}
-	struct call c = {
-		.b = b, .p = pid_get(b, r->pid), .r = r, .d = d, .sys = (uint8_t)(d - sys_table)
-	};
 	unsigned long flags = 0;
-	const char *path, *path2;
-	size_t len, len2;
-	uint32_t start, start2;
 
 	if (d->flags >= 0 && d->flags < r->nargs) {
 		const char *a = r->arg[d->flags];
@@ -697,31 +684,178 @@ void handle_call(struct builder *b, const struct rec *r)
 	}
 	if (d->op == OP_CREAT)
 		flags = O_CREAT | O_WRONLY | O_TRUNC;
-	c.flags = flags;
+	return flags;
+}
 
+/* A call on an fd, not a path: learn the fd's type (fstat and the like). */
+static void call_on_fd(struct call *c)
+{
+	struct builder *b = c->b;
+	const struct sysdesc *d = c->d;
+	const struct rec *r = c->r;
+	long long fd;
+
+	b->t->sum.fd_calls++;
+	if (d->op == OP_STAT && r->ret == 0 && d->dirfd >= 0 &&
+	    arg_int(r->arg[d->dirfd], r->alen[d->dirfd], &fd) && d->aux < r->nargs) {
+		uint32_t o = fd_peek(c->p, fd);
+		uint8_t ty = stat_type(r->arg[d->aux], r->alen[d->aux]);
+		if (o && ty != UDC_TYPE_UNKNOWN) {
+			struct wres w = { .obj = o, .slot = NONE };
+			struct kreq q = { .want = 0, .type = ty };
+			if (ty != UDC_TYPE_SYMLINK)
+				know_final(b, &w, &q);
+		}
+	}
+}
+
+/* A failed call (not open or creat): what its errno says of the path. */
+static void call_failed(struct call *c, uint32_t start, const char *path, size_t len,
+			bool follow)
+{
+	const struct sysdesc *d = c->d;
+	uint8_t type;
+	int want = failure_says(d, c->r->err, c->flags, &type);
+
+	if (want == 1) {
+		skip(c->b, &c->b->t->sum.skip_errno);
+		return;
+	}
+	if (want == -ENOENT && (d->op == OP_MKDIR || d->op == OP_SYMLINK || d->op == OP_MKNOD))
+		parent_missing(c, start, path, len);
+	else
+		do_lookup(c, start, path, len, follow, c->flags, want, type);
+}
+
+/* rename and link: the second path, then the change. */
+static void call_two_paths(struct call *c, uint32_t start, const char *path, size_t len,
+			   bool follow)
+{
+	struct builder *b = c->b;
+	const struct sysdesc *d = c->d;
+	const char *path2;
+	size_t len2;
+	uint32_t start2;
+
+	if (d->op == OP_RENAME && (c->flags & (RENAME_EXCHANGE | RENAME_WHITEOUT))) {
+		skip(b, &b->t->sum.skip_unsupported);
+		return;
+	}
+	if (!call_path(c, d->path2, 1, &path2, &len2))
+		return;
+	if (!call_start(c, d->dirfd2, path2, &start2)) {
+		skip(b, &b->t->sum.skip_dirfd);
+		return;
+	}
+	if (d->op == OP_RENAME) {
+		do_rename(c, start, path, len, start2, path2, len2);
+		return;
+	}
+	struct kreq q = { .follow = follow, .want = 0 };
+	struct wres w = call_lookup(c, start, path, len, &q);
+	if (w.err || b->t->objs[w.obj].type == UDC_TYPE_DIR) {
+		CONFLICT(b);
+		return;
+	}
+	make_name(c, start2, path2, len2, REPLAY_LINK, 0, w.obj, NULL, 0);
+}
+
+/* A call that succeeded (or an open that failed): what it did to the path. */
+static void call_done(struct call *c, uint32_t start, const char *path, size_t len, bool follow)
+{
+	const struct sysdesc *d = c->d;
+	const struct rec *r = c->r;
+	unsigned long flags = c->flags;
+
+	switch (d->op) {
+	case OP_OPEN:
+	case OP_CREAT:
+		do_open(c, start, path, len, flags);
+		break;
+	case OP_STAT: {
+		uint8_t ty = d->aux < r->nargs ? stat_type(r->arg[d->aux], r->alen[d->aux]) :
+						 UDC_TYPE_UNKNOWN;
+		if (ty == UDC_TYPE_SYMLINK && follow)
+			ty = UDC_TYPE_UNKNOWN;
+		do_lookup(c, start, path, len, follow, flags, 0, ty);
+		break;
+	}
+	case OP_EXEC:
+		do_lookup(c, start, path, len, true, flags, 0, UDC_TYPE_REG);
+		fd_weaken(c->p); /* O_CLOEXEC fds are gone, which ones is not traced */
+		break;
+	case OP_CHDIR:
+		do_lookup(c, start, path, len, true, flags, 0, UDC_TYPE_DIR);
+		break;
+	case OP_ACCESS:
+	case OP_PATH:
+	case OP_READLINK:
+		do_lookup(c, start, path, len, follow, flags, 0,
+			  path[len - 1] == '/' ? UDC_TYPE_DIR : UDC_TYPE_UNKNOWN);
+		break;
+	case OP_UNLINK:
+		do_remove(c, start, path, len, (flags & AT_REMOVEDIR) != 0);
+		break;
+	case OP_RMDIR:
+		do_remove(c, start, path, len, true);
+		break;
+	case OP_MKDIR:
+		make_name(c, start, path, len, REPLAY_MKDIR, UDC_TYPE_DIR, 0, NULL, 0);
+		break;
+	case OP_MKNOD: {
+		uint8_t ty = d->aux < r->nargs ? mode_type(r->arg[d->aux], r->alen[d->aux]) :
+						 UDC_TYPE_UNKNOWN;
+		make_name(c, start, path, len, REPLAY_CREATE,
+			  ty == UDC_TYPE_UNKNOWN ? UDC_TYPE_REG : ty, 0, NULL, 0);
+		break;
+	}
+	case OP_SYMLINK: {
+		const char *tg = NULL;
+		size_t tlen = 0;
+		if (d->aux >= r->nargs ||
+		    arg_str(c->b, 1, r->arg[d->aux], r->alen[d->aux], &tg, &tlen) != 1)
+			tg = NULL; /* unknown or truncated: a synthetic target */
+		make_name(c, start, path, len, REPLAY_CREATE, UDC_TYPE_SYMLINK, 0, tg, tlen);
+		break;
+	}
+	case OP_RENAME:
+	case OP_LINK:
+		call_two_paths(c, start, path, len, follow);
+		break;
+	default:
+		skip(c->b, &c->b->t->sum.skip_unsupported);
+	}
+}
+
+void handle_call(struct builder *b, const struct rec *r)
+{
+	struct replay_trace *t = b->t;
+	const struct sysdesc *d = sys_find(r->name, r->nlen);
+
+	t->sum.syscalls_parsed++;
+	if (!d) {
+		skip(b, &t->sum.skip_unsupported);
+		return;
+	}
+	struct call c = {
+		.b = b, .p = pid_get(b, r->pid), .r = r, .d = d, .sys = (uint8_t)(d - sys_table)
+	};
+	unsigned long flags = call_flags(d, r);
+	const char *path;
+	size_t len;
+	uint32_t start;
+
+	c.flags = flags;
 	if (d->op == OP_GETCWD)
 		return; /* used by the prescan only */
 	if (d->path >= r->nargs) {
 		skip(b, &t->sum.skip_path);
 		return;
 	}
-	/* A call on an fd, not a path: learn the fd's type. */
 	int k = arg_str(b, 0, r->arg[d->path], r->alen[d->path], &path, &len);
 	if ((k == 1 && len == 0 && (flags & AT_EMPTY_PATH) && d->op != OP_OPEN) ||
 	    (k == 0 && d->op == OP_PATH && d->dirfd >= 0)) {
-		long long fd;
-		t->sum.fd_calls++;
-		if (d->op == OP_STAT && r->ret == 0 && d->dirfd >= 0 &&
-		    arg_int(r->arg[d->dirfd], r->alen[d->dirfd], &fd) && d->aux < r->nargs) {
-			uint32_t o = fd_peek(c.p, fd);
-			uint8_t ty = stat_type(r->arg[d->aux], r->alen[d->aux]);
-			if (o && ty != UDC_TYPE_UNKNOWN) {
-				struct wres w = { .obj = o, .slot = NONE };
-				struct kreq q = { .want = 0, .type = ty };
-				if (ty != UDC_TYPE_SYMLINK)
-					know_final(b, &w, &q);
-			}
-		}
+		call_on_fd(&c);
 		return;
 	}
 	if (k != 1) {
@@ -739,100 +873,9 @@ void handle_call(struct builder *b, const struct rec *r)
 		if (d->op == OP_LINK && (flags & AT_SYMLINK_FOLLOW))
 			follow = true;
 	}
-
-	if (r->ret < 0 && d->op != OP_OPEN && d->op != OP_CREAT) {
-		uint8_t type;
-		int want = failure_says(d, r->err, flags, &type);
-		if (want == 1) {
-			skip(b, &t->sum.skip_errno);
-			return;
-		}
-		if (want == -ENOENT &&
-		    (d->op == OP_MKDIR || d->op == OP_SYMLINK || d->op == OP_MKNOD))
-			parent_missing(&c, start, path, len);
-		else
-			do_lookup(&c, start, path, len, follow, flags, want, type);
-		return;
-	}
-
-	switch (d->op) {
-	case OP_OPEN:
-	case OP_CREAT:
-		do_open(&c, start, path, len, flags);
-		break;
-	case OP_STAT: {
-		uint8_t ty = d->aux < r->nargs ? stat_type(r->arg[d->aux], r->alen[d->aux]) :
-						 UDC_TYPE_UNKNOWN;
-		if (ty == UDC_TYPE_SYMLINK && follow)
-			ty = UDC_TYPE_UNKNOWN;
-		do_lookup(&c, start, path, len, follow, flags, 0, ty);
-		break;
-	}
-	case OP_EXEC:
-		do_lookup(&c, start, path, len, true, flags, 0, UDC_TYPE_REG);
-		fd_weaken(c.p); /* O_CLOEXEC fds are gone, which ones is not traced */
-		break;
-	case OP_CHDIR:
-		do_lookup(&c, start, path, len, true, flags, 0, UDC_TYPE_DIR);
-		break;
-	case OP_ACCESS:
-	case OP_PATH:
-	case OP_READLINK:
-		do_lookup(&c, start, path, len, follow, flags, 0,
-			  path[len - 1] == '/' ? UDC_TYPE_DIR : UDC_TYPE_UNKNOWN);
-		break;
-	case OP_UNLINK:
-		do_remove(&c, start, path, len, (flags & AT_REMOVEDIR) != 0);
-		break;
-	case OP_RMDIR:
-		do_remove(&c, start, path, len, true);
-		break;
-	case OP_MKDIR:
-		make_name(&c, start, path, len, REPLAY_MKDIR, UDC_TYPE_DIR, 0, NULL, 0);
-		break;
-	case OP_MKNOD: {
-		uint8_t ty = d->aux < r->nargs ? mode_type(r->arg[d->aux], r->alen[d->aux]) :
-						 UDC_TYPE_UNKNOWN;
-		make_name(&c, start, path, len, REPLAY_CREATE,
-			  ty == UDC_TYPE_UNKNOWN ? UDC_TYPE_REG : ty, 0, NULL, 0);
-		break;
-	}
-	case OP_SYMLINK: {
-		const char *tg = NULL;
-		size_t tlen = 0;
-		if (d->aux >= r->nargs ||
-		    arg_str(b, 1, r->arg[d->aux], r->alen[d->aux], &tg, &tlen) != 1)
-			tg = NULL; /* unknown or truncated: a synthetic target */
-		make_name(&c, start, path, len, REPLAY_CREATE, UDC_TYPE_SYMLINK, 0, tg, tlen);
-		break;
-	}
-	case OP_RENAME:
-	case OP_LINK: {
-		if (d->op == OP_RENAME && (flags & (RENAME_EXCHANGE | RENAME_WHITEOUT))) {
-			skip(b, &t->sum.skip_unsupported);
-			return;
-		}
-		if (!call_path(&c, d->path2, 1, &path2, &len2))
-			return;
-		if (!call_start(&c, d->dirfd2, path2, &start2)) {
-			skip(b, &t->sum.skip_dirfd);
-			return;
-		}
-		if (d->op == OP_RENAME) {
-			do_rename(&c, start, path, len, start2, path2, len2);
-			break;
-		}
-		struct kreq q = { .follow = follow, .want = 0 };
-		struct wres w = call_lookup(&c, start, path, len, &q);
-		if (w.err || t->objs[w.obj].type == UDC_TYPE_DIR) {
-			CONFLICT(b);
-			break;
-		}
-		make_name(&c, start2, path2, len2, REPLAY_LINK, 0, w.obj, NULL, 0);
-		break;
-	}
-	default:
-		skip(b, &t->sum.skip_unsupported);
-	}
+	if (r->ret < 0 && d->op != OP_OPEN && d->op != OP_CREAT)
+		call_failed(&c, start, path, len, follow);
+	else
+		call_done(&c, start, path, len, follow);
 }
 

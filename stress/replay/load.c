@@ -65,24 +65,20 @@ static void count_garbage(struct builder *b)
 }
 
 /* One line of the log. */
-static void parse_line(struct builder *b, const char *s, const char *e)
+/* Skip a line's "[pid N]" or "N " prefix and its timestamp: *pid and *sp
+ * past them.  False (counted as garbage) if nothing is left or the prefix is bad. */
+static bool line_prefix(struct builder *b, const char **sp, const char *e, int *pid)
 {
-	int pid = 0;
+	const char *s = *sp;
 	long long v;
 
-	while (s < e && is_space(*s))
-		s++;
-	if (s == e)
-		return;
-	if (!b->prescan)
-		b->t->sum.lines++;
 	if (e - s > 5 && memcmp(s, "[pid", 4) == 0) {
 		const char *c = memchr(s, ']', (size_t)(e - s));
 		if (!c || !arg_int(s + 4, (size_t)(c - s - 4), &v)) {
 			count_garbage(b);
-			return;
+			return false;
 		}
-		pid = (int)v;
+		*pid = (int)v;
 		s = c + 1;
 	} else if (is_digit(*s)) {
 		const char *c = s;
@@ -90,7 +86,7 @@ static void parse_line(struct builder *b, const char *s, const char *e)
 			c++;
 		if (c < e && is_space(*c)) {
 			arg_int(s, (size_t)(c - s), &v);
-			pid = (int)v;
+			*pid = (int)v;
 			s = c;
 		}
 	}
@@ -107,27 +103,68 @@ static void parse_line(struct builder *b, const char *s, const char *e)
 		while (s < e && is_space(*s))
 			s++;
 	}
+	*sp = s;
 	if (s == e) {
 		count_garbage(b);
-		return;
+		return false;
 	}
-	if (e - s >= 3 && memcmp(s, "---", 3) == 0) {
-		if (!b->prescan)
-			b->t->sum.other_lines++;
-		struct pidst *q = pid_find(b, pid);
+	return true;
+}
+
+/* A "--- SIG..." or "+++ exited" line: true if s..e is one (and it is handled). */
+static bool line_other(struct builder *b, const char *s, const char *e, int pid)
+{
+	struct pidst *q;
+
+	if (e - s < 3 || (memcmp(s, "---", 3) != 0 && memcmp(s, "+++", 3) != 0))
+		return false;
+	if (!b->prescan)
+		b->t->sum.other_lines++;
+	q = pid_find(b, pid);
+	if (s[0] == '-') {
 		if (q && !q->exited)
 			b->last_pid = pid;
 		signal_line(b, s, e);
-		return;
+	} else if (q) {
+		q->exited = true;
 	}
-	if (e - s >= 3 && memcmp(s, "+++", 3) == 0) {
-		if (!b->prescan)
-			b->t->sum.other_lines++;
-		struct pidst *q = pid_find(b, pid);
-		if (q)
-			q->exited = true;
-		return;
+	return true;
+}
+
+/* A "<... resumed>" line: *sp..*ep become the call joined with its first
+ * half.  False (counted as garbage) if there is no first half to join. */
+static bool line_resume(struct builder *b, struct pidst *p, const char **sp, const char **ep)
+{
+	const char *s = *sp, *e = *ep;
+	const char *g = memchr(s, '>', (size_t)(e - s));
+
+	if (!g || !p->unfinished) {
+		count_garbage(b);
+		return false;
 	}
+	size_t rest = (size_t)(e - g - 1);
+	char *j = scratch(b, &b->join, &b->joincap, p->ulen + rest + 1);
+	memcpy(j, p->unfinished, p->ulen);
+	memcpy(j + p->ulen, g + 1, rest);
+	free(p->unfinished);
+	p->unfinished = NULL;
+	*sp = j;
+	*ep = j + p->ulen + rest;
+	return true;
+}
+
+static void parse_line(struct builder *b, const char *s, const char *e)
+{
+	int pid = 0;
+
+	while (s < e && is_space(*s))
+		s++;
+	if (s == e)
+		return;
+	if (!b->prescan)
+		b->t->sum.lines++;
+	if (!line_prefix(b, &s, e, &pid) || line_other(b, s, e, pid))
+		return;
 	bool resumed = line_is_resumed(s, e);
 	if (!resumed && !line_is_call(s, e)) {
 		count_garbage(b);
@@ -136,21 +173,8 @@ static void parse_line(struct builder *b, const char *s, const char *e)
 	struct pidst *p = pid_get(b, pid);
 	if (!b->prescan && !p->exited)
 		b->last_pid = pid;
-	if (resumed) {
-		const char *g = memchr(s, '>', (size_t)(e - s));
-		if (!g || !p->unfinished) {
-			count_garbage(b);
-			return;
-		}
-		size_t rest = (size_t)(e - g - 1);
-		char *j = scratch(b, &b->join, &b->joincap, p->ulen + rest + 1);
-		memcpy(j, p->unfinished, p->ulen);
-		memcpy(j + p->ulen, g + 1, rest);
-		free(p->unfinished);
-		p->unfinished = NULL;
-		s = j;
-		e = j + p->ulen + rest;
-	}
+	if (resumed && !line_resume(b, p, &s, &e))
+		return;
 	ptrdiff_t first_half = line_unfinished(s, e);
 	if (first_half >= 0) {
 		if (p->unfinished) {

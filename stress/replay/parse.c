@@ -172,6 +172,70 @@ uint8_t stat_type(const char *a, size_t len)
 }
 
 /* See parse.h. */
+/* The escape at a[*ip] (after its backslash) into *out, *ip past it; false if bad. */
+static bool str_escape(const char *a, size_t len, size_t *ip, char *out)
+{
+	char c = a[(*ip)++];
+
+	switch (c) {
+	case 'n':
+		*out = '\n';
+		break;
+	case 't':
+		*out = '\t';
+		break;
+	case 'r':
+		*out = '\r';
+		break;
+	case 'v':
+		*out = '\v';
+		break;
+	case 'f':
+		*out = '\f';
+		break;
+	case 'a':
+		*out = '\a';
+		break;
+	case 'b':
+		*out = '\b';
+		break;
+	case 'e':
+		*out = 033;
+		break;
+	case 'x': {
+		unsigned v = 0, dig = 0;
+		while (*ip < len && dig < 2) {
+			char h = a[*ip];
+			unsigned x = is_digit(h)	    ? (unsigned)(h - '0') :
+				     (h >= 'a' && h <= 'f') ? (unsigned)(h - 'a' + 10) :
+				     (h >= 'A' && h <= 'F') ? (unsigned)(h - 'A' + 10) :
+							      16u;
+			if (x == 16)
+				break;
+			v = v * 16 + x;
+			(*ip)++;
+			dig++;
+		}
+		if (!dig)
+			return false;
+		*out = (char)v;
+		break;
+	}
+	default:
+		if (c >= '0' && c <= '7') {
+			unsigned v = (unsigned)(c - '0'), dig = 1;
+			while (*ip < len && dig < 3 && a[*ip] >= '0' && a[*ip] <= '7') {
+				v = v * 8 + (unsigned)(a[(*ip)++] - '0');
+				dig++;
+			}
+			*out = (char)v;
+		} else {
+			*out = c; /* \\ \" \' and anything else: itself */
+		}
+	}
+	return true;
+}
+
 int str_decode(const char *a, size_t len, char *d, const char **out, size_t *olen)
 {
 	trim(&a, &len);
@@ -191,63 +255,8 @@ int str_decode(const char *a, size_t len, char *d, const char **out, size_t *ole
 		}
 		if (i >= len)
 			return -1;
-		c = a[i++];
-		switch (c) {
-		case 'n':
-			d[n++] = '\n';
-			break;
-		case 't':
-			d[n++] = '\t';
-			break;
-		case 'r':
-			d[n++] = '\r';
-			break;
-		case 'v':
-			d[n++] = '\v';
-			break;
-		case 'f':
-			d[n++] = '\f';
-			break;
-		case 'a':
-			d[n++] = '\a';
-			break;
-		case 'b':
-			d[n++] = '\b';
-			break;
-		case 'e':
-			d[n++] = 033;
-			break;
-		case 'x': {
-			unsigned v = 0, dig = 0;
-			while (i < len && dig < 2) {
-				char h = a[i];
-				unsigned x = is_digit(h)	    ? (unsigned)(h - '0') :
-					     (h >= 'a' && h <= 'f') ? (unsigned)(h - 'a' + 10) :
-					     (h >= 'A' && h <= 'F') ? (unsigned)(h - 'A' + 10) :
-								      16u;
-				if (x == 16)
-					break;
-				v = v * 16 + x;
-				i++;
-				dig++;
-			}
-			if (!dig)
-				return -1;
-			d[n++] = (char)v;
-			break;
-		}
-		default:
-			if (c >= '0' && c <= '7') {
-				unsigned v = (unsigned)(c - '0'), dig = 1;
-				while (i < len && dig < 3 && a[i] >= '0' && a[i] <= '7') {
-					v = v * 8 + (unsigned)(a[i++] - '0');
-					dig++;
-				}
-				d[n++] = (char)v;
-			} else {
-				d[n++] = c; /* \\ \" \' and anything else: itself */
-			}
-		}
+		if (!str_escape(a, len, &i, &d[n++]))
+			return -1;
 	}
 	if (!closed || memchr(d, '\0', n))
 		return -1;
@@ -371,18 +380,11 @@ ptrdiff_t line_unfinished(const char *s, const char *e)
 }
 
 /* See parse.h. */
-bool parse_call(const char *s, const char *e, struct rec *r)
+/* The arguments from s (after the '(') into r; the closing ')', or NULL
+ * if the line ends first or a comment is not closed. */
+static const char *parse_args(const char *s, const char *e, struct rec *r)
 {
-	const char *n = s;
-
-	while (s < e && is_name_char(*s))
-		s++;
-	if (s == n || s >= e || *s != '(')
-		return false;
-	r->name = n;
-	r->nlen = (size_t)(s - n);
-	r->nargs = 0;
-	const char *a = ++s;
+	const char *a = s;
 	int depth = 0;
 	bool in_str = false, done = false;
 	for (; s < e; s++) {
@@ -399,7 +401,7 @@ bool parse_call(const char *s, const char *e, struct rec *r)
 		} else if (ch == '/' && s + 1 < e && s[1] == '*') {
 			const char *end = memmem(s + 2, (size_t)(e - s - 2), "*/", 2);
 			if (!end)
-				return false;
+				return NULL;
 			s = end + 1;
 		} else if (ch == '(' || ch == '[' || ch == '{') {
 			depth++;
@@ -418,7 +420,7 @@ bool parse_call(const char *s, const char *e, struct rec *r)
 		}
 	}
 	if (!done)
-		return false;
+		return NULL;
 	const char *last = a;
 	size_t llen = (size_t)(s - a);
 	trim(&last, &llen);
@@ -426,9 +428,12 @@ bool parse_call(const char *s, const char *e, struct rec *r)
 		r->arg[r->nargs] = a;
 		r->alen[r->nargs++] = (size_t)(s - a);
 	}
-	s++;
-	while (s < e && is_space(*s))
-		s++;
+	return s;
+}
+
+/* The result from s (at the '='): r->ret and r->err; false if there is none. */
+static bool parse_result(const char *s, const char *e, struct rec *r)
+{
 	if (s >= e || *s != '=')
 		return false;
 	s++;
@@ -462,6 +467,26 @@ bool parse_call(const char *s, const char *e, struct rec *r)
 		r->err = s > en ? errno_of(en, (size_t)(s - en)) : INT_MAX;
 	}
 	return true;
+}
+
+bool parse_call(const char *s, const char *e, struct rec *r)
+{
+	const char *n = s;
+
+	while (s < e && is_name_char(*s))
+		s++;
+	if (s == n || s >= e || *s != '(')
+		return false;
+	r->name = n;
+	r->nlen = (size_t)(s - n);
+	r->nargs = 0;
+	s = parse_args(s + 1, e, r);
+	if (!s)
+		return false;
+	s++;
+	while (s < e && is_space(*s))
+		s++;
+	return parse_result(s, e, r);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -435,6 +435,47 @@ int replay_run(const struct impl *impl, const struct replay_trace *t, size_t mem
 
 /* See replay.h: set up the store and the cache, run the passes (resetting
  * the store between them), keep what covers every pass, clean up. */
+/* r's state tables: every slot and object as the trace begins; -ENOMEM. */
+static int run_alloc_state(struct run *r, const struct replay_trace *t)
+{
+	r->cur = malloc((t->nslots ? t->nslots : 1) * sizeof(*r->cur));
+	r->parent = malloc(t->nobjs * sizeof(*r->parent));
+	r->buf = malloc(UDC_PATH_MAX + 1);
+	if (!r->cur || !r->parent || !r->buf) {
+		free(r->cur);
+		free(r->parent);
+		free(r->buf);
+		return -ENOMEM;
+	}
+	for (size_t s = 0; s < t->nslots; s++)
+		r->cur[s] = t->slots[s].init;
+	for (size_t o = 0; o < t->nobjs; o++)
+		r->parent[o] = t->objs[o].init_parent ? t->objs[o].init_parent : ROOT;
+	return 0;
+}
+
+/* One pass over the trace's events; 0, or a lookup event's error. */
+static int run_pass(struct run *r, const struct replay_trace *t, struct replay_result *out)
+{
+	int rc = 0;
+	double t0 = now_seconds();
+
+	for (size_t i = 0; i < t->nev && rc == 0; i++) {
+		const struct revent *e = &t->ev[i];
+		if (e->kind == REPLAY_LOOKUP)
+			rc = run_lookup_event(r, e);
+		else
+			run_mutation(r, e);
+		if (++r->since_sample >= SAMPLE_EVERY) {
+			r->since_sample = 0;
+			run_sample(r);
+		}
+	}
+	out->seconds = now_seconds() - t0;
+	run_sample(r);
+	return rc;
+}
+
 int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 		    const struct replay_opts *opts, struct replay_result *out)
 {
@@ -447,19 +488,8 @@ int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 	unsigned passes = opts->passes ? opts->passes : 1;
 
 	struct run r = { .t = t, .impl = impl, .res = out, .span = t->nobjs };
-	r.cur = malloc((t->nslots ? t->nslots : 1) * sizeof(*r.cur));
-	r.parent = malloc(t->nobjs * sizeof(*r.parent));
-	r.buf = malloc(UDC_PATH_MAX + 1);
-	if (!r.cur || !r.parent || !r.buf) {
-		free(r.cur);
-		free(r.parent);
-		free(r.buf);
+	if (run_alloc_state(&r, t) < 0)
 		return -ENOMEM;
-	}
-	for (size_t s = 0; s < t->nslots; s++)
-		r.cur[s] = t->slots[s].init;
-	for (size_t o = 0; o < t->nobjs; o++)
-		r.parent[o] = t->objs[o].init_parent ? t->objs[o].init_parent : ROOT;
 
 	struct impl_config cfg = {
 		.memory_limit = opts->memory_limit,
@@ -497,20 +527,7 @@ int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 			run_reset(&r); /* with the old pass's inos */
 			r.pass = p;
 		}
-		double t0 = now_seconds();
-		for (size_t i = 0; i < t->nev && rc == 0; i++) {
-			const struct revent *e = &t->ev[i];
-			if (e->kind == REPLAY_LOOKUP)
-				rc = run_lookup_event(&r, e);
-			else
-				run_mutation(&r, e);
-			if (++r.since_sample >= SAMPLE_EVERY) {
-				r.since_sample = 0;
-				run_sample(&r);
-			}
-		}
-		out->seconds = now_seconds() - t0;
-		run_sample(&r);
+		rc = run_pass(&r, t, out);
 	}
 	out->wrong += wrong;
 	out->cache_errors += cache_errors;
