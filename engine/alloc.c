@@ -204,6 +204,7 @@ static void free_batch_rcu(struct rcu_head *head)
 	for (unsigned i = 0; i < b->n; i++)
 		entry_free_now(c, b->ents[i]);
 	mem_free(c, b, sizeof(*b));
+	rcu_pending_done(&c->rcu_pending);   /* last: c may go from here on */
 }
 
 /* Take the pending batch, if any, with free_lock held. */
@@ -250,8 +251,10 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 		full = free_take_locked(c);
 	udc_spin_unlock(&c->free_lock);
 
-	if (full)
+	if (full) {
+		rcu_pending_add(&c->rcu_pending);
 		call_rcu(&full->rcu, free_batch_rcu);
+	}
 }
 
 void entry_free_flush(struct udc_cache *c)
@@ -263,8 +266,10 @@ void entry_free_flush(struct udc_cache *c)
 	struct free_batch *b = free_take_locked(c);
 	udc_spin_unlock(&c->free_lock);
 
-	if (b)
+	if (b) {
+		rcu_pending_add(&c->rcu_pending);
 		call_rcu(&b->rcu, free_batch_rcu);
+	}
 }
 
 /* A callback queued to wait for the ones queued before it (below). */

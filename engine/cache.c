@@ -267,7 +267,9 @@ void udc_destroy(udc_cache *c)
 		entry_free_now(c, e);
 	}
 	entry_free_flush(c);
-	rcu_barrier();   /* every deferred free has run */
+	/* Every deferred free has run (not rcu_barrier, which allocates and
+	 * aborts when memory is out: our callbacks are counted). */
+	rcu_pending_wait(&c->rcu_pending);
 	entry_slabs_destroy(c);
 	dir_free_all(c);
 	shrink_destroy(c->shrink);

@@ -446,8 +446,11 @@ void dir_reap_init(struct udc_cache *c)
 static void dir_free_rcu(struct rcu_head *head)
 {
 	struct udc_dir *d = caa_container_of(head, struct udc_dir, rcu);
+	struct udc_cache *c = d->cache;
+
 	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
-	mem_free_line(d->cache, d, sizeof(*d));
+	mem_free_line(c, d, sizeof(*d));
+	rcu_pending_done(&c->rcu_pending);   /* last: c may go from here on */
 }
 
 /* Free idle d if nothing holds it: true if it was. */
@@ -469,6 +472,7 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 	if (p)
 		dir_put(c, p);
 	d->cache = c;   /* children is empty and nobody reads it any more */
+	rcu_pending_add(&c->rcu_pending);
 	call_rcu(&d->rcu, dir_free_rcu);
 	return true;
 }

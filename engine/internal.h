@@ -53,6 +53,7 @@
 #include "common/cancel.h"
 #include "common/debug.h"
 #include "common/lock.h"
+#include "common/rcu_pending.h"
 #include "engine/engine.h"
 #include "engine/hash.h"
 #include "engine/stats.h"
@@ -225,6 +226,7 @@ struct udc_cache {
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
 	struct free_batch *free_pending;
+	struct rcu_pending rcu_pending;   /* our call_rcu callbacks in flight (destroy waits) */
 
 	/* --- renames and rmdirs: walks validate against rename_seq --- */
 	struct udc_mutex rename_lock UDC_ALIGNED;  /* serialises rename_seq writers; before stripes */

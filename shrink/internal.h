@@ -31,6 +31,7 @@
 #include "common/cancel.h"
 #include "common/debug.h"
 #include "common/lock.h"
+#include "common/rcu_pending.h"
 #include "common/rcu_tsan.h"
 #include "engine/engine.h"
 #include "shrink/shrink.h"
@@ -52,6 +53,7 @@ struct shrink {
 	                                   * (relaxed; written under lock) */
 	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag */
 	struct ghost_table *_Atomic ghosts;   /* RCU: replaced under lock, freed by call_rcu */
+	struct rcu_pending rcu_pending;   /* replaced ghost tables not yet freed */
 
 	/* --- one pass at a time: what follows is protected by lock
 	 * unless it says otherwise --- */

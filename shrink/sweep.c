@@ -80,7 +80,7 @@
 
 struct ghost_table {
 	struct rcu_head rcu;        /* the free of a replaced table */
-	struct udc_cache *c;
+	struct shrink *sh;
 	uint32_t mask;              /* slots - 1 */
 	_Atomic uint16_t slot[];    /* fingerprints, 0 = empty */
 };
@@ -97,14 +97,14 @@ static uint16_t ghost_fp(uint64_t hash)
 
 /* A table of @n slots (a power of two) holding what it can of @old's
  * ghosts (slot j takes old slot j & old mask); NULL on ENOMEM. */
-static struct ghost_table *ghost_table_new(struct udc_cache *c, uint32_t n,
+static struct ghost_table *ghost_table_new(struct shrink *sh, uint32_t n,
 					   const struct ghost_table *old)
 {
-	struct ghost_table *g = mem_alloc(c, ghost_table_bytes(n));
+	struct ghost_table *g = mem_alloc(sh->c, ghost_table_bytes(n));
 
 	if (!g)
 		return NULL;
-	g->c = c;
+	g->sh = sh;
 	g->mask = n - 1;
 	for (uint32_t i = 0; i < n; i++)
 		/* relaxed: copied while clients may still write the old one */
@@ -116,13 +116,17 @@ static struct ghost_table *ghost_table_new(struct udc_cache *c, uint32_t n,
 
 static void ghost_table_free(struct ghost_table *g)
 {
-	mem_free(g->c, g, ghost_table_bytes(g->mask + 1));
+	mem_free(g->sh->c, g, ghost_table_bytes(g->mask + 1));
 }
 
 static void ghost_table_free_rcu(struct rcu_head *head)
 {
+	struct ghost_table *g = caa_container_of(head, struct ghost_table, rcu);
+	struct shrink *sh = g->sh;
+
 	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
-	ghost_table_free(caa_container_of(head, struct ghost_table, rcu));
+	ghost_table_free(g);
+	rcu_pending_done(&sh->rcu_pending);   /* last: sh may go from here on */
 }
 
 /* The slots ghosts should have now: about one per entry the cache holds
@@ -148,11 +152,12 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
 
 	if (old->mask + 1 == n)
 		return 0;
-	struct ghost_table *g = ghost_table_new(sh->c, n, old);
+	struct ghost_table *g = ghost_table_new(sh, n, old);
 	if (!g)
 		return -ENOMEM;
 	/* release: publishes the filled table (pairs with the acquire loads below) */
 	atomic_store_explicit(&sh->ghosts, g, memory_order_release);
+	rcu_pending_add(&sh->rcu_pending);
 	call_rcu(&old->rcu, ghost_table_free_rcu);
 	return 0;
 }
@@ -160,7 +165,7 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
 int sweep_create(struct shrink *sh)
 {
 	/* Small: ghosts are for evictions, and the table grows when they start. */
-	struct ghost_table *g = ghost_table_new(sh->c, GHOST_MIN_SLOTS, NULL);
+	struct ghost_table *g = ghost_table_new(sh, GHOST_MIN_SLOTS, NULL);
 
 	if (!g)
 		return -ENOMEM;
@@ -171,6 +176,7 @@ int sweep_create(struct shrink *sh)
 
 void sweep_destroy(struct shrink *sh)
 {
+	rcu_pending_wait(&sh->rcu_pending);   /* replaced tables freed */
 	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 
 	if (g)

@@ -53,6 +53,7 @@
 #include "slab/slab.h"
 
 #include "common/debug.h"
+#include "common/rcu_pending.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -168,6 +169,7 @@ struct slab {
 	int64_t nr_retained;
 
 	struct cds_list_head registry; /* on the global list of live slabs (registry_lock) */
+	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
 
 	struct slab_class cls[SLAB_MAX_CLASSES];
 };

@@ -188,8 +188,12 @@ void slab_page_free_dead(struct slab_page *p)
 
 static void page_free_rcu(struct rcu_head *head)
 {
+	struct slab_page *p = caa_container_of(head, struct slab_page, rcu);
+	struct slab *s = p->slab;
+
 	rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */
-	slab_page_free_dead(caa_container_of(head, struct slab_page, rcu));
+	slab_page_free_dead(p);
+	rcu_pending_done(&s->rcu_pending);   /* last: s may go from here on */
 }
 
 /* Make @p (not DEAD) the newest page of its class, cls->lock held. */
@@ -222,6 +226,7 @@ void slab_page_release_locked(struct slab_page *p)
 		slab_tls_captured = p;
 		return;
 	}
+	rcu_pending_add(&s->rcu_pending);
 	call_rcu(&p->rcu, page_free_rcu);
 }
 

@@ -270,6 +270,7 @@ static void batch_queue(struct slab_batch *b)
 		tls_held = b;
 		return;
 	}
+	rcu_pending_add(&b->slab->rcu_pending);
 	call_rcu(&b->rcu, batch_free_rcu); /* (d) */
 }
 
@@ -514,8 +515,12 @@ static void batch_free(struct slab_batch *b)
 
 static void batch_free_rcu(struct rcu_head *head)
 {
+	struct slab_batch *b = caa_container_of(head, struct slab_batch, rcu);
+	struct slab *s = b->slab;
+
 	rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */
-	batch_free(caa_container_of(head, struct slab_batch, rcu));
+	batch_free(b);
+	rcu_pending_done(&s->rcu_pending);   /* last: s may go from here on */
 }
 
 void slab_free_rcu(struct slab *s, void *obj)
@@ -602,10 +607,9 @@ void slab_hold_end(void)
 void slab_rcu_barrier(struct slab *s)
 {
 	slab_rcu_flush(s);
-	rcu_barrier();
-	/* A batch callback above may have released an emptied page, whose own
-	 * call_rcu was queued after the barrier began: wait for it too. */
-	rcu_barrier();
+	/* A batch callback may release an emptied page, whose own callback is
+	 * counted before the batch's is done: one wait covers both. */
+	rcu_pending_wait(&s->rcu_pending);
 }
 
 /* ------------------------------------------------------------------ */
@@ -618,6 +622,7 @@ void slab_destroy(struct slab *s)
 	struct slab_tls *t = tls_find(s);
 	if (t) {
 		if (t->batch && t->batch->n) {
+			rcu_pending_add(&s->rcu_pending);
 			call_rcu(&t->batch->rcu, batch_free_rcu);
 		} else {
 			free(t->batch);
@@ -631,9 +636,9 @@ void slab_destroy(struct slab *s)
 	cds_list_del(&s->registry);
 	pthread_mutex_unlock(&registry_lock);
 	/* Batches already queued free into pages that must still exist; the
-	 * pages they empty are released by a second wave of callbacks. */
-	rcu_barrier();
-	rcu_barrier();
+	 * pages they empty are released by a second wave of callbacks, counted
+	 * before the first wave's are done (not rcu_barrier: it allocates). */
+	rcu_pending_wait(&s->rcu_pending);
 #if UDC_DEBUG >= 3
 	if (slab_check(s))
 		udc_panic("slab_destroy: slab_check failed");

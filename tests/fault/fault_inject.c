@@ -39,9 +39,10 @@
  *     (the asan-ubsan build) finds nothing at exit.
  * udc_create is step 0 (NULL with errno ENOMEM), run once with the reclaim
  * thread as well (pthread_create's allocations).  With --every, every
- * allocation of every step is failed in turn (a soak).  udc_destroy is not
- * failed: it cannot report an error, and liburcu's rcu_barrier, which it
- * needs, allocates and aborts (docs/ENGINE.md, Limitations).
+ * allocation of every step is failed in turn (a soak).  udc_destroy cannot
+ * report an error: it must not allocate at all, which the dry run checks
+ * (it waits for its own call_rcu callbacks by count, common/rcu_pending.h,
+ * not with liburcu's rcu_barrier, which allocates and aborts).
  *
  * Locking: none; the hooks' counters are the main thread's only.
  * Ordering: none needed (one thread counts).
@@ -535,7 +536,15 @@ static void dry_run(void)
 	udc_stats_get(r.c, &st);
 	printf("fault_inject: dry run: %zu steps, %ld allocations counted, %llu evictions\n",
 	       nr_steps, hook_count, (unsigned long long)st.evictions);
+	/* udc_destroy cannot report a failure, so it must not allocate at all
+	 * (it waits for its own callbacks, not with rcu_barrier, which does). */
+	long before_destroy = hook_count;
 	udc_destroy(r.c);
+	if (hook_count != before_destroy) {
+		fprintf(stderr, "fault_inject: udc_destroy allocated %ld times\n",
+			hook_count - before_destroy);
+		exit(1);
+	}
 	hook_sites_max = 0;   /* the injection runs do not overwrite them */
 }
 

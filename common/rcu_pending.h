@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common/rcu_pending.h - counting the call_rcu callbacks an owner (a
+ * cache, its policy, a slab) has in flight, so that it can wait for them
+ * before it frees what they use.
+ *
+ * liburcu's rcu_barrier() does that wait for every callback of the
+ * process, but it allocates and urcu_die()s (aborts) when memory runs out:
+ * udc_destroy() must not.  An owner adds one before each call_rcu() of its
+ * own and its callback takes one off as its very last access to the owner;
+ * rcu_pending_wait() sleeps until none is left.  Callbacks that queue
+ * others (a batch free that empties a page) add the new one's before they
+ * take their own off, so the count never falls to zero in between.
+ *
+ * Ordering: rcu_pending_done() is a release (the callback's accesses to
+ * the owner come before it) and rcu_pending_wait() reads with acquire, so
+ * the waiter sees them all done when it reads zero.  rcu_pending_add() is
+ * relaxed: it is made before call_rcu() by the thread that will wait, or
+ * by a callback before its own done.
+ */
+#ifndef UDC_COMMON_RCU_PENDING_H
+#define UDC_COMMON_RCU_PENDING_H
+
+#include <stdatomic.h>
+#include <time.h>
+
+struct rcu_pending {
+	_Atomic long n;
+};
+
+static inline void rcu_pending_add(struct rcu_pending *p)
+{
+	atomic_fetch_add_explicit(&p->n, 1, memory_order_relaxed);   /* see Ordering */
+}
+
+static inline void rcu_pending_done(struct rcu_pending *p)
+{
+	/* release: pairs with rcu_pending_wait's acquire */
+	atomic_fetch_sub_explicit(&p->n, 1, memory_order_release);
+}
+
+/* Sleep until every counted callback has run (a grace period or more). */
+static inline void rcu_pending_wait(struct rcu_pending *p)
+{
+	const struct timespec nap = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+	/* acquire: pairs with rcu_pending_done's release */
+	while (atomic_load_explicit(&p->n, memory_order_acquire) != 0)
+		nanosleep(&nap, NULL);
+}
+
+#endif
