@@ -182,7 +182,7 @@ uint64_t rss_bytes(void);
 uint64_t cache_bytes(udc_cache *c);
 
 /* ---------------------------------------------------------------------- */
-/* The reclaim-policy workloads (policy.c); defaults where they differ. */
+/* The reclaim-policy workloads (policy.c, buildtrace.c); defaults where they differ. */
 
 #define RMDIR_DEFAULT_NEGATIVES 100000	 /* rmdir: --names default */
 #define REPLAY_LIMIT ((size_t)64 << 20) /* replay: --memory default */
@@ -206,6 +206,11 @@ uint64_t cache_bytes(udc_cache *c);
 #define BUILD_LIMIT ((size_t)4 << 20)
 #define BUILD_UNBOUNDED ((size_t)16 << 30) /* the reference cache's limit */
 #define BUILD_SAMPLE_UNITS 100		   /* nr_negative is sampled every 100 units */
+
+/* A cache of limit bytes for the policy studies (--no-reclaim-thread honoured). */
+udc_cache *policy_cache(const struct options *opt, size_t limit, const struct udc_backend *be);
+/* Directories 0..n-1 (dir_ino(k)), each the name "d<k>" in the root. */
+void policy_add_dirs(udc_cache *c, unsigned n);
 
 int run_hotset(const struct options *opt);
 int run_invalidate(const struct options *opt);
