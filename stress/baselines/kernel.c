@@ -1702,6 +1702,56 @@ static void d_kill_or_leave(struct kd_cache *c, struct kd_dentry *d, struct kd_d
  * known (and is @moved, if given), a new dentry with it is hashed at the
  * target in the same critical section; otherwise the target is dropped.
  */
+/*
+ * kd_rename's move in the hash: unhash the source d and the target t, and
+ * hash n (the source's attributes under np) if the source is known.  Under
+ * both parents' locks and the children's (d_child_lock).
+ */
+static void kd_rename_rehash_locked(struct kd_cache *c, const struct kd_key *okp,
+				    const struct kd_key *nkp, struct kd_dentry *d, struct kd_dentry *t,
+				    struct kd_dentry *n, struct kd_dentry *np, bool known,
+				    const struct udc_attr *was)
+{
+	struct kd_bl_head *ob = kd_bucket(c, okp->hash), *nb = kd_bucket(c, nkp->hash);
+
+	bl_lock_two(ob, nb);
+	if (d) {
+		hlist_bl_del_rcu(&d->d_hash);
+		d_flags_set(d, 0, DCACHE_HASHED);
+	}
+	if (t) {
+		hlist_bl_del_rcu(&t->d_hash);
+		d_flags_set(t, 0, DCACHE_HASHED);
+	}
+	if (known) {
+		n->d_attr = *was;
+		n->d_parent = np;
+		lockref_set_locked(&np->d_lockref, lockref_count_locked(&np->d_lockref) + 1);
+		cds_list_add(&n->d_child, &np->d_subdirs);
+		__d_rehash_locked(c, n);
+	}
+	bl_unlock_two(ob, nb);
+}
+
+/* After kd_rename: the moved directory's parent is ndir; a directory replaced
+ * at the target is gone.  Under rename_lock. */
+static void kd_rename_fix_dirs(struct kd_cache *c, bool known, const struct udc_attr *was,
+			       udc_ino moved, const struct udc_attr *target, udc_ino ndir)
+{
+	udc_ino moved_ino = known ? was->ino : moved;
+
+	if ((known && was->type == UDC_TYPE_DIR) || (!known && moved != UDC_INO_NONE)) {
+		struct kd_dentry *m = d_dir_lock(c, moved_ino, false);
+		if (m) {
+			atomic_store_explicit(&m->d_pino, ndir, memory_order_relaxed);
+			d_dir_unlock_put(c, m);
+		}
+	}
+	/* A directory replaced at the target is gone. */
+	if (target->ino != UDC_INO_NONE && target->type == UDC_TYPE_DIR && target->ino != moved_ino)
+		d_forget_dir(c, target->ino, true);
+}
+
 static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
 		     const char *nname, size_t nlen, udc_ino moved)
 {
@@ -1747,24 +1797,7 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 		target = t->d_attr;
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
 
-	struct kd_bl_head *ob = kd_bucket(c, ok.hash), *nb = kd_bucket(c, nk.hash);
-	bl_lock_two(ob, nb);
-	if (d) {
-		hlist_bl_del_rcu(&d->d_hash);
-		d_flags_set(d, 0, DCACHE_HASHED);
-	}
-	if (t) {
-		hlist_bl_del_rcu(&t->d_hash);
-		d_flags_set(t, 0, DCACHE_HASHED);
-	}
-	if (known) {
-		n->d_attr = was;
-		n->d_parent = np;
-		lockref_set_locked(&np->d_lockref, lockref_count_locked(&np->d_lockref) + 1);
-		cds_list_add(&n->d_child, &np->d_subdirs);
-		__d_rehash_locked(c, n);
-	}
-	bl_unlock_two(ob, nb);
+	kd_rename_rehash_locked(c, &ok, &nk, d, t, n, np, known, &was);
 	if (known)
 		d_count_kind(c, n, 1);
 	rcu_read_lock();
@@ -1775,17 +1808,7 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 	rcu_read_unlock();
 	unlock_two(&op->d_lockref, &np->d_lockref);
 
-	udc_ino moved_ino = known ? was.ino : moved;
-	if ((known && was.type == UDC_TYPE_DIR) || (!known && moved != UDC_INO_NONE)) {
-		struct kd_dentry *m = d_dir_lock(c, moved_ino, false);
-		if (m) {
-			atomic_store_explicit(&m->d_pino, ndir, memory_order_relaxed);
-			d_dir_unlock_put(c, m);
-		}
-	}
-	/* A directory replaced at the target is gone. */
-	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
-		d_forget_dir(c, target.ino, true);
+	kd_rename_fix_dirs(c, known, &was, moved, &target, ndir);
 
 	bl_guard_name_end(&c->guard, nk.hash);
 	bl_guard_name_end(&c->guard, ok.hash);
