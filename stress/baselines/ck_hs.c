@@ -447,9 +447,10 @@ static int ckh_walk(void *cp, udc_ino start, const char *path, size_t len, unsig
 }
 
 /* add and add_negative: (dir, name) answers attr (NULL: negative). */
-static int ckh_set(struct ckh_cache *c, udc_ino dir, const char *name, size_t len,
+static int ckh_set(void *cp, udc_ino dir, const char *name, size_t len,
 		   const struct udc_attr *attr)
 {
+	struct ckh_cache *c = cp;
 	struct ckh_key k = key_of(c, dir, name, len);
 	struct ckh_entry *e = entry_alloc(c, &k, attr);
 
@@ -468,21 +469,16 @@ static int ckh_set(struct ckh_cache *c, udc_ino dir, const char *name, size_t le
 	return -ENOMEM;
 }
 
-static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
+static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len,
+		const struct udc_attr *attr)
 {
-	int r = bl_add_check(cp, dir, name, len, attr);
-
-	return r ? r : ckh_set(cp, dir, name, len, attr);
+	return bl_add(cp, ckh_set, dir, name, len, attr);
 }
 
 static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
-	int r = call_check(cp, dir, name, len);
-
 	(void)client; /* no per-client admission here */
-	if (r)
-		return r;
-	return ckh_set(cp, dir, name, len, NULL);
+	return bl_add_negative(cp, ckh_set, dir, name, len);
 }
 
 static int ckh_remove(void *cp, udc_ino dir, const char *name, size_t len)

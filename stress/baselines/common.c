@@ -97,6 +97,21 @@ int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 	return 0;
 }
 
+int bl_add(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len,
+	   const struct udc_attr *attr)
+{
+	int r = bl_add_check(c, dir, name, len, attr);
+
+	return r ? r : set(c, dir, name, len, attr);
+}
+
+int bl_add_negative(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len)
+{
+	int r = call_check(c, dir, name, len);
+
+	return r ? r : set(c, dir, name, len, NULL);
+}
+
 int bl_backend_lookup(const struct impl_config *cfg, const struct udc_call *call, udc_ino dir,
 		      const char *name, size_t len, struct udc_attr *out)
 {

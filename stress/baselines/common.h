@@ -99,6 +99,15 @@ bool bl_attr_valid(const struct udc_attr *attr);
 /* udc_add()'s checks: call_check(), bl_attr_valid(), ".." only as a directory. */
 int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 		 const struct udc_attr *attr);
+/* An adapter's setter: (dir, name) answers attr (NULL: negative); the checks are done. */
+typedef int (*bl_set_fn)(void *c, udc_ino dir, const char *name, size_t len,
+			 const struct udc_attr *attr);
+/* impl->add: bl_add_check(), then set(c, dir, name, len, attr). */
+int bl_add(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len,
+	   const struct udc_attr *attr);
+/* impl->add_negative: call_check(), then set(c, dir, name, len, NULL) (no
+ * per-client admission in these baselines: the client is not passed). */
+int bl_add_negative(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len);
 /*
  * cfg->backend->lookup(call's ctx, dir, name): 0 with *out filled, -ENOENT,
  * -EAGAIN with no backend, -EIO for an answer that breaks the backend's

@@ -400,9 +400,10 @@ static int lfht_walk(void *cp, udc_ino start, const char *path, size_t len, unsi
 }
 
 /* add and add_negative: (dir, name) answers attr (NULL: negative). */
-static int lfht_set(struct lfht_cache *c, udc_ino dir, const char *name, size_t len,
+static int lfht_set(void *cp, udc_ino dir, const char *name, size_t len,
 		    const struct udc_attr *attr)
 {
+	struct lfht_cache *c = cp;
 	uint64_t hash = bl_hash(c->key, dir, name, len);
 	struct lfht_entry *e = entry_alloc(c, dir, name, len, attr);
 
@@ -419,21 +420,15 @@ static int lfht_set(struct lfht_cache *c, udc_ino dir, const char *name, size_t 
 }
 
 static int lfht_add(void *cp, udc_ino dir, const char *name, size_t len,
-		    const struct udc_attr *attr)
+		 const struct udc_attr *attr)
 {
-	int r = bl_add_check(cp, dir, name, len, attr);
-
-	return r ? r : lfht_set(cp, dir, name, len, attr);
+	return bl_add(cp, lfht_set, dir, name, len, attr);
 }
 
 static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
-	int r = call_check(cp, dir, name, len);
-
 	(void)client; /* no per-client admission here */
-	if (r)
-		return r;
-	return lfht_set(cp, dir, name, len, NULL);
+	return bl_add_negative(cp, lfht_set, dir, name, len);
 }
 
 static int lfht_remove(void *cp, udc_ino dir, const char *name, size_t len)

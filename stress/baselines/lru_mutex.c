@@ -475,9 +475,10 @@ static int lru_walk(void *cp, udc_ino start, const char *path, size_t len, unsig
 }
 
 /* add and add_negative: (dir, name) answers attr (NULL: negative). */
-static int lru_set(struct lru_cache *c, udc_ino dir, const char *name, size_t len,
+static int lru_set(void *cp, udc_ino dir, const char *name, size_t len,
 		   const struct udc_attr *attr)
 {
+	struct lru_cache *c = cp;
 	uint64_t hash = bl_hash(c->key, dir, name, len);
 	struct lru_entry *e = entry_alloc(c, hash, dir, name, len);
 
@@ -492,21 +493,16 @@ static int lru_set(struct lru_cache *c, udc_ino dir, const char *name, size_t le
 	return r;
 }
 
-static int lru_add(void *cp, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
+static int lru_add(void *cp, udc_ino dir, const char *name, size_t len,
+		const struct udc_attr *attr)
 {
-	int r = bl_add_check(cp, dir, name, len, attr);
-
-	return r ? r : lru_set(cp, dir, name, len, attr);
+	return bl_add(cp, lru_set, dir, name, len, attr);
 }
 
 static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
-	int r = call_check(cp, dir, name, len);
-
 	(void)client; /* no per-client admission here */
-	if (r)
-		return r;
-	return lru_set(cp, dir, name, len, NULL);
+	return bl_add_negative(cp, lru_set, dir, name, len);
 }
 
 static int lru_remove(void *cp, udc_ino dir, const char *name, size_t len)
