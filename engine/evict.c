@@ -25,8 +25,9 @@
  * Ordering:
  *   entry_key_copy's acquire load of published pairs with the release
  *   store in entry_publish_locked: the key bytes are the published ones.
- *   An evicted positive's directory notes the drop (dir_drop_note, seq_cst:
- *   the complete flag clears, a fill fails) before the entry is deleted;
+ *   An evicted current positive's directory notes the drop (dir_drop_note,
+ *   seq_cst: the complete flag clears, a fill fails) before the entry is
+ *   deleted (a stale one's generation bump noted it already);
  *   see engine/dir.c, Ordering, fills.  The evicted entry is freed after a
  *   grace period (entry_unlink_locked), so readers that found it read
  *   intact bytes.
@@ -97,7 +98,12 @@ bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_ke
 	rcu_read_lock();
 	/* relaxed: written under this stripe lock, which we hold */
 	if (atomic_load_explicit(&e->published, memory_order_relaxed)) {
-		if (e->kind == ENT_POSITIVE)   /* before it goes: see Ordering */
+		/* before it goes: see Ordering.  A stale positive (garbage of
+		 * an invalidated or removed directory) is no answer, and its
+		 * name was counted lost when the generation moved: counting it
+		 * again would fail a fill begun since (found by the fuzzer:
+		 * tests/fuzz/regressions/fill-estale-after-invalidate-dir). */
+		if (e->kind == ENT_POSITIVE && entry_current(e))
 			dir_drop_note(e->dir);
 		gone = cds_lfht_del(c->names, &e->node) == 0;
 		udc_assert(gone);   /* the stripe is ours */
