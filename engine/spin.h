@@ -10,6 +10,8 @@
 #ifndef UDC_ENGINE_SPIN_H
 #define UDC_ENGINE_SPIN_H
 
+#include <stdbool.h>
+
 #if defined(__SANITIZE_THREAD__)
 #include <pthread.h>
 typedef pthread_spinlock_t udc_spin_t;
@@ -25,6 +27,14 @@ static inline void udc_spin_unlock(udc_spin_t *l)
 {
 	pthread_spin_unlock(l);
 }
+/* Is @l held (by anyone: a spinlock has no owner)?  For assertions. */
+static inline bool udc_spin_is_locked(udc_spin_t *l)
+{
+	if (pthread_spin_trylock(l))
+		return true;
+	pthread_spin_unlock(l);
+	return false;
+}
 #else
 #include <ck_spinlock.h>
 typedef ck_spinlock_t udc_spin_t;
@@ -39,6 +49,11 @@ static inline void udc_spin_lock(udc_spin_t *l)
 static inline void udc_spin_unlock(udc_spin_t *l)
 {
 	ck_spinlock_unlock(l);
+}
+/* Is @l held (by anyone: a spinlock has no owner)?  For assertions. */
+static inline bool udc_spin_is_locked(udc_spin_t *l)
+{
+	return ck_spinlock_locked(l);
 }
 #endif
 
