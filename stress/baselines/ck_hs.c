@@ -103,16 +103,15 @@ struct ckh_block {
 };
 
 struct ckh_cache {
+	struct bl_head bl; /* first: the shared calls' (common.h) */
 	/* read by lookups; hs's map pointer changes under lock, the rest is read-only */
-	struct ck_hs hs;
+	_Alignas(CACHELINE) struct ck_hs hs;
 	uint64_t key[2];
 	struct impl_config cfg;
 	/* writers */
 	_Alignas(CACHELINE) pthread_mutex_t lock;
-	uint64_t nr_positive, nr_negative, stale_answers; /* protected by lock */
-	_Atomic uint64_t backend_calls;
+	uint64_t nr_positive, nr_negative; /* protected by lock */
 	struct bl_mem mem;
-	struct bl_guard guard;
 };
 
 /* The cache whose writer lock this thread holds, for ck_hs's allocations. */
@@ -187,14 +186,18 @@ static struct ck_malloc ckh_allocator = {
 /* ---------------------------------------------------------------------- */
 /* Entries */
 
-static void writer_lock(struct ckh_cache *c)
+static void writer_lock(void *cp)
 {
+	struct ckh_cache *c = cp;
+
 	pthread_mutex_lock(&c->lock);
 	ckh_allocating = c;
 }
 
-static void writer_unlock(struct ckh_cache *c)
+static void writer_unlock(void *cp)
 {
+	struct ckh_cache *c = cp;
+
 	ckh_allocating = NULL;
 	pthread_mutex_unlock(&c->lock);
 }
@@ -232,8 +235,11 @@ static struct ckh_entry *entry_alloc(struct ckh_cache *c, const struct ckh_key *
 }
 
 /* Free an entry no reader can reach (never in the set, or destroy), or NULL. */
-static void entry_free_now(struct ckh_cache *c, struct ckh_entry *e)
+static void entry_free_now(void *cp, void *ep)
 {
+	struct ckh_cache *c = cp;
+	struct ckh_entry *e = ep;
+
 	if (e)
 		bl_free(&c->mem, e, entry_size(e->key.len));
 }
@@ -320,8 +326,9 @@ static void entry_drop_locked(struct ckh_cache *c, const struct ckh_key *k, stru
 }
 
 /* Drop every entry of directory dir: O(entries in the cache).  Locked. */
-static void dir_forget_locked(struct ckh_cache *c, udc_ino dir)
+static void dir_forget_locked(void *cp, udc_ino dir)
 {
+	struct ckh_cache *c = cp;
 	struct ck_hs_iterator it = CK_HS_ITERATOR_INITIALIZER;
 	void *obj;
 
@@ -333,6 +340,62 @@ static void dir_forget_locked(struct ckh_cache *c, udc_ino dir)
 	}
 	tombstones_check_locked(c);
 }
+
+/* ---------------------------------------------------------------------- */
+/* The shared calls' hooks (struct bl_ops) */
+
+static void ckh_lock(void *cp, uint64_t hash)
+{
+	(void)hash; /* one writer lock for every name */
+	writer_lock(cp);
+}
+
+static void ckh_unlock(void *cp, uint64_t hash)
+{
+	(void)hash;
+	writer_unlock(cp);
+}
+
+static void *ckh_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			   const struct udc_attr *attr)
+{
+	struct ckh_key k = { .hash = hash, .dir = dir, .name = name, .len = len };
+
+	return entry_alloc(cp, &k, attr);
+}
+
+static int ckh_publish_locked(void *cp, uint64_t hash, void **e)
+{
+	(void)hash; /* the entry's key has it */
+	if (!entry_publish_locked(cp, *e))
+		return -ENOMEM;
+	*e = NULL;
+	return 0;
+}
+
+static void ckh_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len)
+{
+	struct ckh_key k = { .hash = hash, .dir = dir, .name = name, .len = len };
+
+	entry_drop_locked(cp, &k, NULL);
+}
+
+static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+		       const struct udc_call *call, struct udc_attr *out);
+
+static const struct bl_ops ckh_ops = {
+	.rcu = true,
+	.resolve = ckh_resolve,
+	.lock = ckh_lock,
+	.unlock = ckh_unlock,
+	.entry_new = ckh_entry_new,
+	.publish_locked = ckh_publish_locked,
+	.entry_free = entry_free_now,
+	.drop_locked = ckh_drop_locked,
+	.dir_lock = writer_lock,
+	.dir_unlock = writer_unlock,
+	.dir_forget = dir_forget_locked,
+};
 
 /* ---------------------------------------------------------------------- */
 /* The interface */
@@ -370,7 +433,7 @@ static void *ckh_create(const struct impl_config *cfg)
 	c->key[1] = cfg->hash_key[1];
 	c->cfg = *cfg;
 	pthread_mutex_init(&c->lock, NULL);
-	bl_guard_init(&c->guard);
+	bl_head_init(&c->bl, &ckh_ops, &c->cfg);
 	writer_lock(c);
 	bool ok = ck_hs_init(&c->hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, ckh_hash, ckh_compare_rcu,
 			     &ckh_allocator, INIT_CAPACITY, 0);
@@ -399,103 +462,11 @@ static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struc
 static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out)
 {
-	struct ckh_cache *c = cp;
-	int r = call_check(c, dir, name, len);
+	int r = ckh_lookup(cp, dir, name, len, out);
 
-	if (r)
-		return r;
-	bl_rcu_enter();
-	struct ckh_key k = key_of(c, dir, name, len);
-	r = lookup_name(c, &k, out);
-	if (r == UDC_POSITIVE)
-		return 0;
-	if (r == UDC_NEGATIVE)
-		return -ENOENT;
-	if (!c->cfg.backend)
-		return -EAGAIN;
-
-	struct bl_snap snap = bl_guard_snap(&c->guard, k.hash);
-	struct udc_attr a;
-	/* relaxed: a statistic */
-	atomic_fetch_add_explicit(&c->backend_calls, 1, memory_order_relaxed);
-	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
-	if (r && r != -ENOENT)
-		return r;
-	struct ckh_entry *e = entry_alloc(c, &k, r ? NULL : &a);
-	if (e) { /* else out of memory: answered, not cached */
-		writer_lock(c);
-		if (!bl_guard_valid(&c->guard, k.hash, snap))
-			c->stale_answers++;
-		else if (entry_publish_locked(c, e))
-			e = NULL;
-		writer_unlock(c);
-		entry_free_now(c, e);
-	}
-	if (r == 0 && out)
-		*out = a;
-	return r;
-}
-
-static int ckh_walk(void *cp, udc_ino start, const char *path, size_t len, unsigned flags,
-		    const struct udc_call *call, struct udc_attr *out)
-{
-	struct ckh_cache *c = cp;
-
-	if (!c)
-		return -EINVAL;
-	return bl_walk(c, ckh_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
-}
-
-/* add and add_negative: (dir, name) answers attr (NULL: negative). */
-static int ckh_set(void *cp, udc_ino dir, const char *name, size_t len,
-		   const struct udc_attr *attr)
-{
-	struct ckh_cache *c = cp;
-	struct ckh_key k = key_of(c, dir, name, len);
-	struct ckh_entry *e = entry_alloc(c, &k, attr);
-
-	if (!e)
-		return -ENOMEM;
-	bl_rcu_enter();
-	writer_lock(c);
-	bl_guard_name_begin(&c->guard, k.hash);
-	if (entry_publish_locked(c, e))
-		e = NULL;
-	bl_guard_name_end(&c->guard, k.hash);
-	writer_unlock(c);
-	if (!e)
-		return 0;
-	entry_free_now(c, e);
-	return -ENOMEM;
-}
-
-static int ckh_add(void *cp, udc_ino dir, const char *name, size_t len,
-		const struct udc_attr *attr)
-{
-	return bl_add(cp, ckh_set, dir, name, len, attr);
-}
-
-static int ckh_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
-{
-	(void)client; /* no per-client admission here */
-	return bl_add_negative(cp, ckh_set, dir, name, len);
-}
-
-static int ckh_remove(void *cp, udc_ino dir, const char *name, size_t len)
-{
-	struct ckh_cache *c = cp;
-	int r = call_check(c, dir, name, len);
-
-	if (r)
-		return r;
-	bl_rcu_enter();
-	struct ckh_key k = key_of(c, dir, name, len);
-	writer_lock(c);
-	bl_guard_name_begin(&c->guard, k.hash);
-	entry_drop_locked(c, &k, NULL);
-	bl_guard_name_end(&c->guard, k.hash);
-	writer_unlock(c);
-	return 0;
+	if (r == UDC_MISS)
+		return bl_resolve_miss(cp, dir, name, len, call, out);
+	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
 }
 
 static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
@@ -524,9 +495,9 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	struct udc_attr was, target = { .ino = UDC_INO_NONE };
 
 	writer_lock(c);
-	bl_guard_dir_begin(&c->guard);
-	bl_guard_name_begin(&c->guard, ok.hash);
-	bl_guard_name_begin(&c->guard, nk.hash);
+	bl_guard_dir_begin(&c->bl.guard);
+	bl_guard_name_begin(&c->bl.guard, ok.hash);
+	bl_guard_name_begin(&c->bl.guard, nk.hash);
 	entry_drop_locked(c, &ok, &was);
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
 	lookup_name(c, &nk, &target);
@@ -540,9 +511,9 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
 		dir_forget_locked(c, target.ino);
-	bl_guard_name_end(&c->guard, nk.hash);
-	bl_guard_name_end(&c->guard, ok.hash);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_name_end(&c->bl.guard, nk.hash);
+	bl_guard_name_end(&c->bl.guard, ok.hash);
+	bl_guard_dir_end(&c->bl.guard);
 	writer_unlock(c);
 	entry_free_now(c, fresh);
 	return 0;
@@ -560,30 +531,15 @@ static int ckh_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc
 	struct udc_attr was;
 
 	writer_lock(c);
-	bl_guard_dir_begin(&c->guard);
-	bl_guard_name_begin(&c->guard, k.hash);
+	bl_guard_dir_begin(&c->bl.guard);
+	bl_guard_name_begin(&c->bl.guard, k.hash);
 	entry_drop_locked(c, &k, &was);
-	bl_guard_name_end(&c->guard, k.hash);
+	bl_guard_name_end(&c->bl.guard, k.hash);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
 	if (dir != UDC_INO_NONE)
 		dir_forget_locked(c, dir);
-	bl_guard_dir_end(&c->guard);
-	writer_unlock(c);
-	return 0;
-}
-
-static int ckh_invalidate_dir(void *cp, udc_ino dir)
-{
-	struct ckh_cache *c = cp;
-
-	if (!c || dir == UDC_INO_NONE)
-		return -EINVAL;
-	bl_rcu_enter();
-	writer_lock(c);
-	bl_guard_dir_begin(&c->guard);
-	dir_forget_locked(c, dir);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_dir_end(&c->bl.guard);
 	writer_unlock(c);
 	return 0;
 }
@@ -598,10 +554,10 @@ static void ckh_stats(void *cp, struct udc_stats *st)
 	pthread_mutex_lock(&c->lock);
 	s.nr_positive = c->nr_positive;
 	s.nr_negative = c->nr_negative;
-	s.stale_answers = c->stale_answers;
 	pthread_mutex_unlock(&c->lock);
-	/* relaxed: a statistic (see Ordering) */
-	s.backend_calls = atomic_load_explicit(&c->backend_calls, memory_order_relaxed);
+	/* relaxed: statistics (see Ordering) */
+	s.stale_answers = atomic_load_explicit(&c->bl.stale_answers, memory_order_relaxed);
+	s.backend_calls = atomic_load_explicit(&c->bl.backend_calls, memory_order_relaxed);
 	s.bytes_used = sizeof(*c) + bl_mem_bytes(&c->mem);
 	s.bytes_limit = 0; /* unbounded */
 	bl_stats_put(st, &s);
@@ -615,12 +571,12 @@ const struct impl impl_ck_hs = {
 	.destroy = ckh_destroy,
 	.lookup = ckh_lookup,
 	.resolve = ckh_resolve,
-	.walk = ckh_walk,
-	.add = ckh_add,
-	.add_negative = ckh_add_negative,
-	.remove = ckh_remove,
+	.walk = bl_walk,
+	.add = bl_add,
+	.add_negative = bl_add_negative,
+	.remove = bl_remove,
 	.rename = ckh_rename,
 	.rmdir = ckh_rmdir,
-	.invalidate_dir = ckh_invalidate_dir,
+	.invalidate_dir = bl_invalidate_dir,
 	.stats = ckh_stats,
 };

@@ -97,19 +97,118 @@ int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 	return 0;
 }
 
-int bl_add(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len,
-	   const struct udc_attr *attr)
+/* A mutation of one name: e (NULL: remove) made its answer under the name's lock. */
+static int name_change(struct bl_head *h, uint64_t hash, void **e, udc_ino dir, const char *name,
+		       size_t len)
+{
+	const struct bl_ops *ops = h->ops;
+	int r = 0;
+
+	if (ops->rcu)
+		bl_rcu_enter();
+	ops->lock(h, hash);
+	bl_guard_name_begin(&h->guard, hash);
+	if (e)
+		r = ops->publish_locked(h, hash, e);
+	else
+		ops->drop_locked(h, hash, dir, name, len);
+	bl_guard_name_end(&h->guard, hash);
+	ops->unlock(h, hash);
+	return r;
+}
+
+/* add and add_negative, checks done: (dir, name) answers attr (NULL: negative). */
+static int name_set(struct bl_head *h, udc_ino dir, const char *name, size_t len,
+		    const struct udc_attr *attr)
+{
+	uint64_t hash = bl_hash(h->cfg->hash_key, dir, name, len);
+	void *e = h->ops->entry_new(h, hash, dir, name, len, attr);
+
+	if (!e)
+		return -ENOMEM;
+	int r = name_change(h, hash, &e, dir, name, len);
+	h->ops->entry_free(h, e);
+	return r;
+}
+
+int bl_add(void *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
 {
 	int r = bl_add_check(c, dir, name, len, attr);
 
-	return r ? r : set(c, dir, name, len, attr);
+	return r ? r : name_set(c, dir, name, len, attr);
 }
 
-int bl_add_negative(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len)
+int bl_add_negative(void *c, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
 	int r = call_check(c, dir, name, len);
 
-	return r ? r : set(c, dir, name, len, NULL);
+	(void)client; /* no per-client admission here */
+	return r ? r : name_set(c, dir, name, len, NULL);
+}
+
+int bl_remove(void *c, udc_ino dir, const char *name, size_t len)
+{
+	struct bl_head *h = c;
+	int r = call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	return name_change(h, bl_hash(h->cfg->hash_key, dir, name, len), NULL, dir, name, len);
+}
+
+int bl_invalidate_dir(void *c, udc_ino dir)
+{
+	struct bl_head *h = c;
+
+	if (!h || dir == UDC_INO_NONE)
+		return -EINVAL;
+	if (h->ops->rcu)
+		bl_rcu_enter();
+	h->ops->dir_lock(h);
+	bl_guard_dir_begin(&h->guard);
+	h->ops->dir_forget(h, dir);
+	bl_guard_dir_end(&h->guard);
+	h->ops->dir_unlock(h);
+	return 0;
+}
+
+int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, const char *name,
+		     size_t len, const struct udc_call *call, struct udc_attr *out)
+{
+	struct bl_head *h = c;
+	const struct bl_ops *ops = h->ops;
+	struct udc_attr a;
+	int r = bl_backend_lookup(h->cfg, call, dir, name, len, &a);
+
+	if (r && r != -ENOENT)
+		return r;
+	void *e = ops->entry_new(h, hash, dir, name, len, r ? NULL : &a);
+	if (e) { /* else out of memory: answered, not cached */
+		ops->lock(h, hash);
+		if (bl_guard_valid(&h->guard, hash, snap))
+			ops->publish_locked(h, hash, &e); /* -ENOMEM: answered, not cached */
+		else /* relaxed: a statistic (see Ordering) */
+			atomic_fetch_add_explicit(&h->stale_answers, 1, memory_order_relaxed);
+		ops->unlock(h, hash);
+		ops->entry_free(h, e);
+	}
+	if (r == 0 && out)
+		*out = a;
+	return r;
+}
+
+int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len,
+		    const struct udc_call *call, struct udc_attr *out)
+{
+	struct bl_head *h = c;
+
+	if (!h->cfg->backend)
+		return -EAGAIN;
+	uint64_t hash = bl_hash(h->cfg->hash_key, dir, name, len);
+	struct bl_snap snap = bl_guard_snap(&h->guard, hash);
+	/* relaxed: a statistic (see Ordering) */
+	atomic_fetch_add_explicit(&h->backend_calls, 1, memory_order_relaxed);
+	return bl_resolve_fetch(h, hash, snap, dir, name, len, call, out);
 }
 
 int bl_backend_lookup(const struct impl_config *cfg, const struct udc_call *call, udc_ino dir,
@@ -185,11 +284,20 @@ static inline _Atomic uint64_t *stripe_seq(struct bl_guard *g, uint64_t hash)
 	return &g->name_seq[hash & (BL_GUARD_STRIPES - 1)];
 }
 
-void bl_guard_init(struct bl_guard *g)
+static void guard_init(struct bl_guard *g)
 {
 	for (size_t i = 0; i < BL_GUARD_STRIPES; i++)
 		atomic_init(&g->name_seq[i], 0);
 	atomic_init(&g->dir_seq, 0);
+}
+
+void bl_head_init(struct bl_head *h, const struct bl_ops *ops, const struct impl_config *cfg)
+{
+	h->ops = ops;
+	h->cfg = cfg;
+	atomic_init(&h->backend_calls, 0);
+	atomic_init(&h->stale_answers, 0);
+	guard_init(&h->guard);
 }
 
 struct bl_snap bl_guard_snap(struct bl_guard *g, uint64_t hash)
@@ -262,7 +370,7 @@ static bool walk_seq_retry(struct bl_guard *g, uint64_t seq)
 /* The walk */
 
 struct walk {
-	void *c;
+	struct bl_head *c;
 	bl_resolve_fn resolve;
 	const struct impl_config *cfg;
 	const struct udc_call *call;
@@ -396,8 +504,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	return 0;
 }
 
-int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct impl_config *cfg,
-	    udc_ino start, const char *path, size_t len, unsigned flags,
+int bl_walk(void *c, udc_ino start, const char *path, size_t len, unsigned flags,
 	    const struct udc_call *call, struct udc_attr *out)
 {
 	int r = walk_check(c, start, path, len, flags);
@@ -405,10 +512,11 @@ int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct imp
 	if (r)
 		return r;
 
+	struct bl_head *h = c;
 	struct walk walk = {
-		.c = c,
-		.resolve = resolve,
-		.cfg = cfg,
+		.c = h,
+		.resolve = h->ops->resolve,
+		.cfg = h->cfg,
 		.call = call,
 		.flags = flags,
 		.cap = WALK_STACK_INLINE,
@@ -418,9 +526,9 @@ int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct imp
 
 	w->stack = w->stack_inline;
 	for (;;) {
-		uint64_t seq = walk_seq_begin(g);
+		uint64_t seq = walk_seq_begin(&h->guard);
 		r = walk_once(w, start, path, len, &a);
-		if (!walk_seq_retry(g, seq))
+		if (!walk_seq_retry(&h->guard, seq))
 			break;
 	}
 	free(w->buf);

@@ -56,7 +56,6 @@ struct bl_snap {
 	uint64_t name_seq, dir_seq;
 };
 
-void bl_guard_init(struct bl_guard *g);
 /* Taken before asking the backend about (hash). */
 struct bl_snap bl_guard_snap(struct bl_guard *g, uint64_t hash);
 /* Whether an answer fetched after snap may be cached: call it with the
@@ -69,18 +68,80 @@ void bl_guard_name_end(struct bl_guard *g, uint64_t hash);
 void bl_guard_dir_begin(struct bl_guard *g);
 void bl_guard_dir_end(struct bl_guard *g);
 
+typedef int (*bl_resolve_fn)(void *c, udc_ino dir, const char *name, size_t len,
+			     const struct udc_call *call, struct udc_attr *out);
+
 /*
- * Path walk with udc_walk's rules, over resolve(c, dir, name, ...), with
+ * What the shared calls below need of a baseline: its locks and its table,
+ * behind one indirect call each.  Only mutations, a resolve's miss, walks
+ * and invalidate_dir go through it; every lookup, and a resolve's hit, stay
+ * direct calls in the baseline.  kernel.c fills resolve and the dir_*
+ * hooks only (its names are added, removed and cached its own way).
+ */
+struct bl_ops {
+	bool rcu;	       /* bl_rcu_enter() before the table is touched */
+	bl_resolve_fn resolve; /* its resolve, which bl_walk() walks with */
+	/* The lock a name's table changes, and a resolve's guard check before
+	 * its insert, are made under (hash: the name's bl_hash()). */
+	void (*lock)(void *c, uint64_t hash);
+	void (*unlock)(void *c, uint64_t hash);
+	/* A new entry for (dir, name) answering attr (NULL: negative), in no
+	 * table; NULL on ENOMEM.  No lock needed. */
+	void *(*entry_new)(void *c, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			   const struct udc_attr *attr);
+	/* Make *e's answer the name's: 0 (*e set to NULL if the table took it)
+	 * or -ENOMEM (nothing changed).  Locked. */
+	int (*publish_locked)(void *c, uint64_t hash, void **e);
+	/* Free an entry no table holds, or NULL.  No lock needed. */
+	void (*entry_free)(void *c, void *e);
+	/* Drop what is cached for (dir, name), if anything.  Locked. */
+	void (*drop_locked)(void *c, uint64_t hash, udc_ino dir, const char *name, size_t len);
+	/* The lock serialising directory-wide changes, and invalidate_dir's
+	 * dropping of every name of dir under it (the guard's dir_seq odd). */
+	void (*dir_lock)(void *c);
+	void (*dir_unlock)(void *c);
+	void (*dir_forget)(void *c, udc_ino dir);
+};
+
+/* The first member of every baseline's cache: the shared calls start from it. */
+struct bl_head {
+	const struct bl_ops *ops;
+	const struct impl_config *cfg; /* the cache's own copy */
+	/* bl_resolve_miss()'s counters (kernel.c counts in its own stripes) */
+	_Atomic uint64_t backend_calls, stale_answers;
+	struct bl_guard guard;
+};
+
+void bl_head_init(struct bl_head *h, const struct bl_ops *ops, const struct impl_config *cfg);
+
+/*
+ * impl->walk: udc_walk's rules over ops->resolve(c, dir, name, ...), with
  * cfg->root for absolute paths and backend->readlink for symlinks.  ".."
  * goes back to the component the walk came from; at the start of the walk it
  * is resolved as a name (the backend answers it).  Retried while the guard's
  * dir_seq moved (rename or rmdir in between).
  */
-typedef int (*bl_resolve_fn)(void *c, udc_ino dir, const char *name, size_t len,
-			     const struct udc_call *call, struct udc_attr *out);
-int bl_walk(void *c, bl_resolve_fn resolve, struct bl_guard *g, const struct impl_config *cfg,
-	    udc_ino start, const char *path, size_t len, unsigned flags,
+int bl_walk(void *c, udc_ino start, const char *path, size_t len, unsigned flags,
 	    const struct udc_call *call, struct udc_attr *out);
+
+/*
+ * A resolve that missed (dir, name) in the cache: -EAGAIN with no backend,
+ * else a guard snapshot, backend_calls counted and bl_resolve_fetch().
+ */
+int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len,
+		    const struct udc_call *call, struct udc_attr *out);
+/*
+ * The backend's answer for (dir, name, hashed hash), asked with no lock
+ * held, cached (entry_new, then publish_locked under lock) only if the
+ * guard still holds snap (else stale_answers counted); returned as
+ * resolve returns it, *out (may be NULL) filled on 0.
+ */
+int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, const char *name,
+		     size_t len, const struct udc_call *call, struct udc_attr *out);
+/* impl->remove: call_check(), then drop_locked() under lock, as a mutation of the name. */
+int bl_remove(void *c, udc_ino dir, const char *name, size_t len);
+/* impl->invalidate_dir: dir_forget() under dir_lock, as a directory-wide change. */
+int bl_invalidate_dir(void *c, udc_ino dir);
 
 /* Bytes a baseline holds; the baselines add and subtract as they allocate. */
 struct bl_mem {
@@ -99,15 +160,12 @@ bool bl_attr_valid(const struct udc_attr *attr);
 /* udc_add()'s checks: call_check(), bl_attr_valid(), ".." only as a directory. */
 int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 		 const struct udc_attr *attr);
-/* An adapter's setter: (dir, name) answers attr (NULL: negative); the checks are done. */
-typedef int (*bl_set_fn)(void *c, udc_ino dir, const char *name, size_t len,
-			 const struct udc_attr *attr);
-/* impl->add: bl_add_check(), then set(c, dir, name, len, attr). */
-int bl_add(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len,
-	   const struct udc_attr *attr);
-/* impl->add_negative: call_check(), then set(c, dir, name, len, NULL) (no
- * per-client admission in these baselines: the client is not passed). */
-int bl_add_negative(void *c, bl_set_fn set, udc_ino dir, const char *name, size_t len);
+/* impl->add: bl_add_check(), then entry_new() and publish_locked() under lock,
+ * as a mutation of the name. */
+int bl_add(void *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr);
+/* impl->add_negative: call_check(), then as bl_add() with a negative (no
+ * per-client admission in these baselines: the client is ignored). */
+int bl_add_negative(void *c, udc_ino dir, const char *name, size_t len, uint32_t client);
 /*
  * cfg->backend->lookup(call's ctx, dir, name): 0 with *out filled, -ENOENT,
  * -EAGAIN with no backend, -EIO for an answer that breaks the backend's

@@ -428,13 +428,13 @@ union kd_lru {
 struct kd_dentry;
 
 struct kd_cache {
+	struct bl_head bl; /* first: the shared calls' (common.h) */
 	struct impl_config cfg;
 	size_t limit;		  /* as configured (stats) */
 	int64_t target;		  /* limit, at most INT64_MAX: what reclaim goes down to */
 	int64_t min_wmark;	  /* saturated: direct reclaim and the stall past it */
 	struct kd_bl_head *table; /* immutable pointer, 1 << shift heads */
 	uint64_t mask;
-	struct bl_guard guard;
 	struct bl_mem mem;
 	_Atomic int64_t pending_free; /* bytes handed to call_rcu, not freed yet */
 	union kd_lru *lru;	      /* nr_shards */
@@ -931,7 +931,7 @@ static bool d_add_locked(struct kd_cache *c, struct kd_dentry *p, struct kd_dent
 	struct kd_bl_head *b = kd_bucket(c, n->d_hashval);
 
 	hlist_bl_lock(b);
-	if (snap && !bl_guard_valid(&c->guard, n->d_hashval, *snap)) {
+	if (snap && !bl_guard_valid(&c->bl.guard, n->d_hashval, *snap)) {
 		hlist_bl_unlock(b);
 		return false;
 	}
@@ -1352,7 +1352,7 @@ static int kd_resolve_dotdot(struct kd_cache *c, udc_ino dir, const struct udc_c
 			     struct udc_attr *out)
 {
 	struct kd_key k = kd_key_name(c, dir, "..", 2);
-	struct bl_snap snap = bl_guard_snap(&c->guard, k.hash);
+	struct bl_snap snap = bl_guard_snap(&c->bl.guard, k.hash);
 	struct udc_attr a;
 
 	kd_stat_add(c, ST_BACKEND, 1);
@@ -1364,7 +1364,7 @@ static int kd_resolve_dotdot(struct kd_cache *c, udc_ino dir, const struct udc_c
 	struct kd_dentry *pp = d_dir_get(c, a.ino, true);
 	struct kd_dentry *p = pp ? d_dir_lock(c, dir, true) : NULL;
 	if (p) {
-		if (bl_guard_valid(&c->guard, k.hash, snap)) {
+		if (bl_guard_valid(&c->bl.guard, k.hash, snap)) {
 			atomic_store_explicit(&p->d_pino, a.ino, memory_order_relaxed);
 			d_dir_unlock_put(c, p);
 			d_dir_set_cookie(pp, a.cookie);
@@ -1434,7 +1434,7 @@ static int kd_resolve(void *cv, udc_ino dir, const char *name, size_t len,
 	if (!c->cfg.backend)
 		return -EAGAIN;
 
-	struct bl_snap snap = bl_guard_snap(&c->guard, k.hash);
+	struct bl_snap snap = bl_guard_snap(&c->bl.guard, k.hash);
 	struct udc_attr a;
 	kd_stat_add(c, ST_BACKEND, 1);
 	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
@@ -1445,16 +1445,6 @@ static int kd_resolve(void *cv, udc_ino dir, const char *name, size_t len,
 	if (r == 0 && out)
 		*out = a;
 	return r;
-}
-
-static int kd_walk(void *cv, udc_ino start, const char *path, size_t len, unsigned flags,
-		   const struct udc_call *call, struct udc_attr *out)
-{
-	struct kd_cache *c = cv;
-
-	if (!c)
-		return -EINVAL;
-	return bl_walk(c, kd_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1473,10 +1463,10 @@ static int kd_set(struct kd_cache *c, const struct kd_key *k, const struct udc_a
 		d_free_now(c, n);
 		return -ENOMEM;
 	}
-	bl_guard_name_begin(&c->guard, k->hash);
+	bl_guard_name_begin(&c->bl.guard, k->hash);
 	struct kd_dentry *p = d_dir_lock(c, k->dir, true);
 	if (!p) {
-		bl_guard_name_end(&c->guard, k->hash);
+		bl_guard_name_end(&c->bl.guard, k->hash);
 		d_free_now(c, n);
 		if (child)
 			dput(c, child);
@@ -1499,7 +1489,7 @@ static int kd_set(struct kd_cache *c, const struct kd_key *k, const struct udc_a
 		d_dir_reparent(child, k->dir);
 		d_dir_set_cookie(child, a->cookie);
 	}
-	bl_guard_name_end(&c->guard, k->hash);
+	bl_guard_name_end(&c->bl.guard, k->hash);
 	if (used)
 		dput(c, n); /* the creator's reference: onto the LRU */
 	else
@@ -1523,10 +1513,10 @@ static int kd_add_dotdot(struct kd_cache *c, udc_ino dir, const struct udc_attr 
 			dput(c, pp);
 		return -ENOMEM;
 	}
-	bl_guard_name_begin(&c->guard, k.hash);
+	bl_guard_name_begin(&c->bl.guard, k.hash);
 	d_dir_set_cookie(pp, a->cookie);
 	d_dir_reparent(p, a->ino);
-	bl_guard_name_end(&c->guard, k.hash);
+	bl_guard_name_end(&c->bl.guard, k.hash);
 	dput(c, p);
 	dput(c, pp);
 	kd_balance(c);
@@ -1598,9 +1588,9 @@ static int kd_remove(void *cv, udc_ino dir, const char *name, size_t len)
 	if (name_is_dotdot(name, len))
 		return -EINVAL;
 	struct kd_key k = kd_key_name(c, dir, name, len);
-	bl_guard_name_begin(&c->guard, k.hash);
+	bl_guard_name_begin(&c->bl.guard, k.hash);
 	kd_delete(c, &k, &was);
-	bl_guard_name_end(&c->guard, k.hash);
+	bl_guard_name_end(&c->bl.guard, k.hash);
 	return 0;
 }
 
@@ -1616,29 +1606,14 @@ static int kd_rmdir(void *cv, udc_ino parent, const char *name, size_t len, udc_
 		return -EINVAL;
 	struct kd_key k = kd_key_name(c, parent, name, len);
 	pthread_mutex_lock(&c->rename_lock);
-	bl_guard_dir_begin(&c->guard);
-	bl_guard_name_begin(&c->guard, k.hash);
+	bl_guard_dir_begin(&c->bl.guard);
+	bl_guard_name_begin(&c->bl.guard, k.hash);
 	if (dir == UDC_INO_NONE && kd_peek(c, &k, &cur) == UDC_POSITIVE && cur.type == UDC_TYPE_DIR)
 		dir = cur.ino;
 	d_forget_dir(c, dir, true);
 	kd_delete(c, &k, &was);
-	bl_guard_name_end(&c->guard, k.hash);
-	bl_guard_dir_end(&c->guard);
-	pthread_mutex_unlock(&c->rename_lock);
-	return 0;
-}
-
-static int kd_invalidate_dir(void *cv, udc_ino dir)
-{
-	struct kd_cache *c = cv;
-
-	if (!c || dir == UDC_INO_NONE)
-		return -EINVAL;
-	bl_rcu_enter();
-	pthread_mutex_lock(&c->rename_lock);
-	bl_guard_dir_begin(&c->guard);
-	d_forget_dir(c, dir, false);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_name_end(&c->bl.guard, k.hash);
+	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->rename_lock);
 	return 0;
 }
@@ -1782,9 +1757,9 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 	}
 
 	pthread_mutex_lock(&c->rename_lock);
-	bl_guard_dir_begin(&c->guard);
-	bl_guard_name_begin(&c->guard, ok.hash);
-	bl_guard_name_begin(&c->guard, nk.hash);
+	bl_guard_dir_begin(&c->bl.guard);
+	bl_guard_name_begin(&c->bl.guard, ok.hash);
+	bl_guard_name_begin(&c->bl.guard, nk.hash);
 	/* rmdir, the only unhasher of a referenced directory object, is excluded */
 	lock_two(&op->d_lockref, &np->d_lockref);
 
@@ -1810,9 +1785,9 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 
 	kd_rename_fix_dirs(c, known, &was, moved, &target, ndir);
 
-	bl_guard_name_end(&c->guard, nk.hash);
-	bl_guard_name_end(&c->guard, ok.hash);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_name_end(&c->bl.guard, nk.hash);
+	bl_guard_name_end(&c->bl.guard, ok.hash);
+	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->rename_lock);
 	if (known)
 		dput(c, n); /* the creator's reference: onto the LRU */
@@ -1859,6 +1834,35 @@ static void kd_stats(void *cv, struct udc_stats *st)
 
 static void kd_destroy(void *cv);
 
+/* The shared calls' hooks (struct bl_ops): walk and invalidate_dir only. */
+static void kd_rename_lock(void *cv)
+{
+	struct kd_cache *c = cv;
+
+	pthread_mutex_lock(&c->rename_lock);
+}
+
+static void kd_rename_unlock(void *cv)
+{
+	struct kd_cache *c = cv;
+
+	pthread_mutex_unlock(&c->rename_lock);
+}
+
+/* invalidate_dir: the walk of rmdir with the directory object kept. */
+static void kd_invalidate_locked(void *cv, udc_ino dir)
+{
+	d_forget_dir(cv, dir, false);
+}
+
+static const struct bl_ops kd_ops = {
+	.rcu = true,
+	.resolve = kd_resolve,
+	.dir_lock = kd_rename_lock,
+	.dir_unlock = kd_rename_unlock,
+	.dir_forget = kd_invalidate_locked,
+};
+
 static void *kd_create(const struct impl_config *cfg)
 {
 	if (!cfg || cfg->root == UDC_INO_NONE || (cfg->backend && !cfg->backend->lookup)) {
@@ -1877,7 +1881,7 @@ static void *kd_create(const struct impl_config *cfg)
 	c->target = c->limit > (size_t)INT64_MAX ? INT64_MAX : (int64_t)c->limit;
 	int64_t gap = c->target / 256 > KD_MIN_WMARK_GAP ? c->target / 256 : KD_MIN_WMARK_GAP;
 	c->min_wmark = c->target > INT64_MAX - gap ? INT64_MAX : c->target + gap;
-	bl_guard_init(&c->guard);
+	bl_head_init(&c->bl, &kd_ops, &c->cfg);
 	pthread_mutex_init(&c->rename_lock, NULL);
 	pthread_mutex_init(&c->throttle_lock, NULL);
 	pthread_mutex_init(&c->wake_lock, NULL);
@@ -1967,12 +1971,12 @@ const struct impl impl_kernel = {
 	.destroy = kd_destroy,
 	.lookup = kd_lookup,
 	.resolve = kd_resolve,
-	.walk = kd_walk,
+	.walk = bl_walk,
 	.add = kd_add,
 	.add_negative = kd_add_negative,
 	.remove = kd_remove,
 	.rename = kd_rename,
 	.rmdir = kd_rmdir,
-	.invalidate_dir = kd_invalidate_dir,
+	.invalidate_dir = bl_invalidate_dir,
 	.stats = kd_stats,
 };

@@ -94,16 +94,15 @@ struct lfht_stripe {
 };
 
 struct lfht_cache {
+	struct bl_head bl; /* first: the shared calls' (common.h) */
 	/* read by lookups; read-only after create */
-	struct cds_lfht *names;
+	_Alignas(CACHELINE) struct cds_lfht *names;
 	uint64_t key[2];
 	struct impl_config cfg;
 	/* writers */
 	_Alignas(CACHELINE) pthread_mutex_t dir_lock;
 	_Atomic uint64_t nr_positive, nr_negative; /* entries in names now */
-	_Atomic uint64_t backend_calls, stale_answers;
 	struct bl_mem mem;
-	struct bl_guard guard;
 	struct lfht_stripe stripes[STRIPES];
 };
 
@@ -161,8 +160,11 @@ static struct lfht_entry *entry_alloc(struct lfht_cache *c, udc_ino dir, const c
 }
 
 /* Free an entry that was never in the table (or NULL). */
-static void entry_free_now(struct lfht_cache *c, struct lfht_entry *e)
+static void entry_free_now(void *cp, void *ep)
 {
+	struct lfht_cache *c = cp;
+	struct lfht_entry *e = ep;
+
 	if (e)
 		bl_free(&c->mem, e, entry_size(e->len));
 }
@@ -259,8 +261,9 @@ static void entry_drop_locked(struct lfht_cache *c, uint64_t hash, const struct 
  * Delete every entry of directory dir: O(entries in the cache).  With
  * dir_lock held and the guard's dir_seq odd, no stripe lock held.
  */
-static void dir_forget(struct lfht_cache *c, udc_ino dir)
+static void dir_forget(void *cp, udc_ino dir)
 {
+	struct lfht_cache *c = cp;
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
 
@@ -277,6 +280,71 @@ static void dir_forget(struct lfht_cache *c, udc_ino dir)
 	}
 	urcu_memb_read_unlock();
 }
+
+/* ---------------------------------------------------------------------- */
+/* The shared calls' hooks (struct bl_ops) */
+
+static void lfht_lock(void *cp, uint64_t hash)
+{
+	pthread_mutex_lock(&stripe_of(cp, hash)->lock);
+}
+
+static void lfht_unlock(void *cp, uint64_t hash)
+{
+	pthread_mutex_unlock(&stripe_of(cp, hash)->lock);
+}
+
+static void *lfht_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			    const struct udc_attr *attr)
+{
+	(void)hash; /* not kept: rculfhash is told it with each call */
+	return entry_alloc(cp, dir, name, len, attr);
+}
+
+static int lfht_publish_locked(void *cp, uint64_t hash, void **e)
+{
+	entry_publish_locked(cp, *e, hash); /* cannot fail */
+	*e = NULL;
+	return 0;
+}
+
+static void lfht_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len)
+{
+	struct lfht_key k = { .dir = dir, .name = name, .len = len };
+
+	entry_drop_locked(cp, hash, &k, NULL);
+}
+
+static void lfht_dir_lock(void *cp)
+{
+	struct lfht_cache *c = cp;
+
+	pthread_mutex_lock(&c->dir_lock);
+}
+
+static void lfht_dir_unlock(void *cp)
+{
+	struct lfht_cache *c = cp;
+
+	pthread_mutex_unlock(&c->dir_lock);
+}
+
+static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+			const struct udc_call *call, struct udc_attr *out);
+
+static const struct bl_ops lfht_ops = {
+	.rcu = true,
+	.resolve = lfht_resolve,
+	.lock = lfht_lock,
+	.unlock = lfht_unlock,
+	.entry_new = lfht_entry_new,
+	.publish_locked = lfht_publish_locked,
+	.entry_free = entry_free_now,
+	.drop_locked = lfht_drop_locked,
+	.dir_lock = lfht_dir_lock,
+	.dir_unlock = lfht_dir_unlock,
+	.dir_forget = dir_forget,
+};
 
 /* ---------------------------------------------------------------------- */
 /* The interface */
@@ -321,7 +389,7 @@ static void *lfht_create(const struct impl_config *cfg)
 	pthread_mutex_init(&c->dir_lock, NULL);
 	for (size_t i = 0; i < STRIPES; i++)
 		pthread_mutex_init(&c->stripes[i].lock, NULL);
-	bl_guard_init(&c->guard);
+	bl_head_init(&c->bl, &lfht_ops, &c->cfg);
 	c->names = cds_lfht_new_flavor(MIN_BUCKETS, MIN_BUCKETS, 0,
 				       CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
 				       &urcu_memb_flavor, NULL);
@@ -348,106 +416,11 @@ static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, stru
 static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 			const struct udc_call *call, struct udc_attr *out)
 {
-	struct lfht_cache *c = cp;
-	int r = call_check(c, dir, name, len);
+	int r = lfht_lookup(cp, dir, name, len, out);
 
-	if (r)
-		return r;
-	bl_rcu_enter();
-	uint64_t hash = bl_hash(c->key, dir, name, len);
-	struct lfht_key k = { .dir = dir, .name = name, .len = len };
-	r = lookup_name(c, hash, &k, out);
-	if (r == UDC_POSITIVE)
-		return 0;
-	if (r == UDC_NEGATIVE)
-		return -ENOENT;
-	if (!c->cfg.backend)
-		return -EAGAIN;
-
-	struct bl_snap snap = bl_guard_snap(&c->guard, hash);
-	struct udc_attr a;
-	/* relaxed: a statistic */
-	atomic_fetch_add_explicit(&c->backend_calls, 1, memory_order_relaxed);
-	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
-	if (r && r != -ENOENT)
-		return r;
-	struct lfht_entry *e = entry_alloc(c, dir, name, len, r ? NULL : &a);
-	if (e) { /* else out of memory: answered, not cached */
-		struct lfht_stripe *s = stripe_of(c, hash);
-		pthread_mutex_lock(&s->lock);
-		if (bl_guard_valid(&c->guard, hash, snap)) {
-			entry_publish_locked(c, e, hash);
-			e = NULL;
-		}
-		pthread_mutex_unlock(&s->lock);
-		if (e) /* relaxed: a statistic */
-			atomic_fetch_add_explicit(&c->stale_answers, 1, memory_order_relaxed);
-		entry_free_now(c, e);
-	}
-	if (r == 0 && out)
-		*out = a;
-	return r;
-}
-
-static int lfht_walk(void *cp, udc_ino start, const char *path, size_t len, unsigned flags,
-		     const struct udc_call *call, struct udc_attr *out)
-{
-	struct lfht_cache *c = cp;
-
-	if (!c)
-		return -EINVAL;
-	return bl_walk(c, lfht_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
-}
-
-/* add and add_negative: (dir, name) answers attr (NULL: negative). */
-static int lfht_set(void *cp, udc_ino dir, const char *name, size_t len,
-		    const struct udc_attr *attr)
-{
-	struct lfht_cache *c = cp;
-	uint64_t hash = bl_hash(c->key, dir, name, len);
-	struct lfht_entry *e = entry_alloc(c, dir, name, len, attr);
-
-	if (!e)
-		return -ENOMEM;
-	bl_rcu_enter();
-	struct lfht_stripe *s = stripe_of(c, hash);
-	pthread_mutex_lock(&s->lock);
-	bl_guard_name_begin(&c->guard, hash);
-	entry_publish_locked(c, e, hash);
-	bl_guard_name_end(&c->guard, hash);
-	pthread_mutex_unlock(&s->lock);
-	return 0;
-}
-
-static int lfht_add(void *cp, udc_ino dir, const char *name, size_t len,
-		 const struct udc_attr *attr)
-{
-	return bl_add(cp, lfht_set, dir, name, len, attr);
-}
-
-static int lfht_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
-{
-	(void)client; /* no per-client admission here */
-	return bl_add_negative(cp, lfht_set, dir, name, len);
-}
-
-static int lfht_remove(void *cp, udc_ino dir, const char *name, size_t len)
-{
-	struct lfht_cache *c = cp;
-	int r = call_check(c, dir, name, len);
-
-	if (r)
-		return r;
-	bl_rcu_enter();
-	uint64_t hash = bl_hash(c->key, dir, name, len);
-	struct lfht_key k = { .dir = dir, .name = name, .len = len };
-	struct lfht_stripe *s = stripe_of(c, hash);
-	pthread_mutex_lock(&s->lock);
-	bl_guard_name_begin(&c->guard, hash);
-	entry_drop_locked(c, hash, &k, NULL);
-	bl_guard_name_end(&c->guard, hash);
-	pthread_mutex_unlock(&s->lock);
-	return 0;
+	if (r == UDC_MISS)
+		return bl_resolve_miss(cp, dir, name, len, call, out);
+	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
 }
 
 static void stripes_lock(struct lfht_stripe *a, struct lfht_stripe *b)
@@ -498,10 +471,10 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 	struct udc_attr was, target = { .ino = UDC_INO_NONE };
 
 	pthread_mutex_lock(&c->dir_lock);
-	bl_guard_dir_begin(&c->guard);
+	bl_guard_dir_begin(&c->bl.guard);
 	stripes_lock(os, ns);
-	bl_guard_name_begin(&c->guard, oh);
-	bl_guard_name_begin(&c->guard, nh);
+	bl_guard_name_begin(&c->bl.guard, oh);
+	bl_guard_name_begin(&c->bl.guard, nh);
 	entry_drop_locked(c, oh, &ok, &was);
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
 	lookup_name(c, nh, &nk, &target);
@@ -512,14 +485,14 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 	} else {
 		entry_drop_locked(c, nh, &nk, NULL);
 	}
-	bl_guard_name_end(&c->guard, nh);
-	bl_guard_name_end(&c->guard, oh);
+	bl_guard_name_end(&c->bl.guard, nh);
+	bl_guard_name_end(&c->bl.guard, oh);
 	stripes_unlock(os, ns);
 	/* A directory replaced at the target is gone. */
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
 		dir_forget(c, target.ino);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->dir_lock);
 	entry_free_now(c, fresh);
 	return 0;
@@ -539,32 +512,17 @@ static int lfht_rmdir(void *cp, udc_ino parent, const char *name, size_t len, ud
 	struct udc_attr was;
 
 	pthread_mutex_lock(&c->dir_lock);
-	bl_guard_dir_begin(&c->guard);
+	bl_guard_dir_begin(&c->bl.guard);
 	pthread_mutex_lock(&s->lock);
-	bl_guard_name_begin(&c->guard, hash);
+	bl_guard_name_begin(&c->bl.guard, hash);
 	entry_drop_locked(c, hash, &k, &was);
-	bl_guard_name_end(&c->guard, hash);
+	bl_guard_name_end(&c->bl.guard, hash);
 	pthread_mutex_unlock(&s->lock);
 	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
 	if (dir != UDC_INO_NONE)
 		dir_forget(c, dir);
-	bl_guard_dir_end(&c->guard);
-	pthread_mutex_unlock(&c->dir_lock);
-	return 0;
-}
-
-static int lfht_invalidate_dir(void *cp, udc_ino dir)
-{
-	struct lfht_cache *c = cp;
-
-	if (!c || dir == UDC_INO_NONE)
-		return -EINVAL;
-	bl_rcu_enter();
-	pthread_mutex_lock(&c->dir_lock);
-	bl_guard_dir_begin(&c->guard);
-	dir_forget(c, dir);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->dir_lock);
 	return 0;
 }
@@ -589,8 +547,8 @@ static void lfht_stats(void *cp, struct udc_stats *st)
 	/* relaxed: statistics (see Ordering) */
 	s.nr_positive = atomic_load_explicit(&c->nr_positive, memory_order_relaxed);
 	s.nr_negative = atomic_load_explicit(&c->nr_negative, memory_order_relaxed);
-	s.backend_calls = atomic_load_explicit(&c->backend_calls, memory_order_relaxed);
-	s.stale_answers = atomic_load_explicit(&c->stale_answers, memory_order_relaxed);
+	s.backend_calls = atomic_load_explicit(&c->bl.backend_calls, memory_order_relaxed);
+	s.stale_answers = atomic_load_explicit(&c->bl.stale_answers, memory_order_relaxed);
 	s.bytes_used =
 		sizeof(*c) + bl_mem_bytes(&c->mem) + buckets_bytes(s.nr_positive + s.nr_negative);
 	s.bytes_limit = 0; /* unbounded */
@@ -605,12 +563,12 @@ const struct impl impl_lfht = {
 	.destroy = lfht_destroy,
 	.lookup = lfht_lookup,
 	.resolve = lfht_resolve,
-	.walk = lfht_walk,
-	.add = lfht_add,
-	.add_negative = lfht_add_negative,
-	.remove = lfht_remove,
+	.walk = bl_walk,
+	.add = bl_add,
+	.add_negative = bl_add_negative,
+	.remove = bl_remove,
 	.rename = lfht_rename,
 	.rmdir = lfht_rmdir,
-	.invalidate_dir = lfht_invalidate_dir,
+	.invalidate_dir = bl_invalidate_dir,
 	.stats = lfht_stats,
 };

@@ -85,6 +85,7 @@ struct lru_entry {
 };
 
 struct lru_cache {
+	struct bl_head bl; /* first: the shared calls' (common.h) */
 	pthread_mutex_t lock;
 	/* protected by lock */
 	struct lru_table names;
@@ -97,7 +98,6 @@ struct lru_cache {
 	struct impl_config cfg;
 	/* lock-free */
 	struct bl_mem mem;
-	struct bl_guard guard;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -222,8 +222,11 @@ static struct lru_entry *entry_alloc(struct lru_cache *c, uint64_t hash, udc_ino
 }
 
 /* Free an entry not in the cache (or NULL).  No lock needed. */
-static void entry_free(struct lru_cache *c, struct lru_entry *e)
+static void entry_free(void *cp, void *ep)
 {
+	struct lru_cache *c = cp;
+	struct lru_entry *e = ep;
+
 	if (e)
 		bl_free(&c->mem, e, entry_size(e->len));
 }
@@ -293,22 +296,20 @@ static void evict_locked(struct lru_cache *c, const struct lru_entry *keep)
 }
 
 /*
- * Make *fresh's name answer attr (NULL: negative), most recently used.  A
- * name already cached is updated in place and *fresh left to the caller to
+ * Make *fresh's name answer (*fresh)->attr, most recently used.  A name
+ * already cached is updated in place and *fresh left to the caller to
  * free; else *fresh goes into the cache (set to NULL) and the LRU tail is
  * evicted past the limit.  Return 0, or -ENOMEM (no directory object:
  * nothing changed).
  */
-static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh,
-			    const struct udc_attr *attr)
+static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh)
 {
-	static const struct udc_attr negative;
 	struct lru_entry *n = *fresh;
 	struct lru_entry *e = entry_find_locked(c, n->node.hash, n->dir_ino, n->name, n->len);
 
 	if (e) {
 		entry_count_locked(c, e, -1);
-		e->attr = attr ? *attr : negative;
+		e->attr = n->attr;
 		entry_count_locked(c, e, 1);
 		cds_list_move(&e->lru, &c->lru);
 		return 0;
@@ -316,7 +317,6 @@ static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh,
 	struct lru_dir *d = dir_get_locked(c, n->dir_ino);
 	if (!d)
 		return -ENOMEM;
-	n->attr = attr ? *attr : negative;
 	n->dir = d;
 	table_add(c, &c->names, &n->node);
 	cds_list_add(&n->lru, &c->lru);
@@ -328,8 +328,9 @@ static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh,
 }
 
 /* Drop every name cached in directory ino. */
-static void dir_forget_locked(struct lru_cache *c, udc_ino ino)
+static void dir_forget_locked(void *cp, udc_ino ino)
 {
+	struct lru_cache *c = cp;
 	struct lru_dir *d = dir_find_locked(c, ino);
 	struct lru_entry *e, *next;
 
@@ -365,6 +366,80 @@ static int lookup_locked(struct lru_cache *c, uint64_t hash, udc_ino dir, const 
 }
 
 /* ---------------------------------------------------------------------- */
+/* The shared calls' hooks (struct bl_ops): the one lock for every name */
+
+static void lru_lock(void *cp)
+{
+	struct lru_cache *c = cp;
+
+	pthread_mutex_lock(&c->lock);
+}
+
+static void lru_unlock(void *cp)
+{
+	struct lru_cache *c = cp;
+
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void lru_name_lock(void *cp, uint64_t hash)
+{
+	(void)hash;
+	lru_lock(cp);
+}
+
+static void lru_name_unlock(void *cp, uint64_t hash)
+{
+	(void)hash;
+	lru_unlock(cp);
+}
+
+static void *lru_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			   const struct udc_attr *attr)
+{
+	struct lru_entry *e = entry_alloc(cp, hash, dir, name, len);
+
+	if (e && attr)
+		e->attr = *attr; /* calloc'd: else ino UDC_INO_NONE, negative */
+	return e;
+}
+
+static int lru_publish_locked(void *cp, uint64_t hash, void **e)
+{
+	struct lru_entry *n = *e;
+	int r = entry_set_locked(cp, &n);
+
+	(void)hash; /* the entry has it */
+	*e = n;
+	return r;
+}
+
+static void lru_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len)
+{
+	struct lru_entry *e = entry_find_locked(cp, hash, dir, name, len);
+
+	if (e)
+		entry_drop_locked(cp, e);
+}
+
+static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+		       const struct udc_call *call, struct udc_attr *out);
+
+static const struct bl_ops lru_ops = {
+	.rcu = false,
+	.resolve = lru_resolve,
+	.lock = lru_name_lock,
+	.unlock = lru_name_unlock,
+	.entry_new = lru_entry_new,
+	.publish_locked = lru_publish_locked,
+	.entry_free = entry_free,
+	.drop_locked = lru_drop_locked,
+	.dir_lock = lru_lock,
+	.dir_unlock = lru_unlock,
+	.dir_forget = dir_forget_locked,
+};
+
+/* ---------------------------------------------------------------------- */
 /* The interface */
 
 static void lru_destroy(void *cp)
@@ -395,7 +470,7 @@ static void *lru_create(const struct impl_config *cfg)
 	c->key[0] = cfg->hash_key[0];
 	c->key[1] = cfg->hash_key[1];
 	c->cfg = *cfg;
-	bl_guard_init(&c->guard);
+	bl_head_init(&c->bl, &lru_ops, &c->cfg);
 	if (table_init(c, &c->names, NAMES_BUCKETS) || table_init(c, &c->dirs, DIRS_BUCKETS)) {
 		lru_destroy(c); /* table_fini() of a table never made frees NULL */
 		errno = ENOMEM;
@@ -418,23 +493,6 @@ static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struc
 	return r;
 }
 
-/* Cache a backend answer taken after snap (attr NULL: negative), unless it is stale. */
-static void cache_answer(struct lru_cache *c, uint64_t hash, udc_ino dir, const char *name,
-			 size_t len, struct bl_snap snap, const struct udc_attr *attr)
-{
-	struct lru_entry *e = entry_alloc(c, hash, dir, name, len);
-
-	if (!e)
-		return; /* out of memory: answered, not cached */
-	pthread_mutex_lock(&c->lock);
-	if (bl_guard_valid(&c->guard, hash, snap))
-		entry_set_locked(c, &e, attr); /* -ENOMEM: not cached */
-	else
-		c->st.stale_answers++;
-	pthread_mutex_unlock(&c->lock);
-	entry_free(c, e);
-}
-
 static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out)
 {
@@ -446,7 +504,7 @@ static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 	uint64_t hash = bl_hash(c->key, dir, name, len);
 	pthread_mutex_lock(&c->lock);
 	r = lookup_locked(c, hash, dir, name, len, out);
-	struct bl_snap snap = bl_guard_snap(&c->guard, hash);
+	struct bl_snap snap = bl_guard_snap(&c->bl.guard, hash);
 	if (r == UDC_MISS && c->cfg.backend)
 		c->st.backend_calls++;
 	pthread_mutex_unlock(&c->lock);
@@ -454,73 +512,7 @@ static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		return 0;
 	if (r == UDC_NEGATIVE)
 		return -ENOENT;
-
-	struct udc_attr a;
-	r = bl_backend_lookup(&c->cfg, call, dir, name, len, &a);
-	if (r == 0 || r == -ENOENT)
-		cache_answer(c, hash, dir, name, len, snap, r ? NULL : &a);
-	if (r == 0 && out)
-		*out = a;
-	return r;
-}
-
-static int lru_walk(void *cp, udc_ino start, const char *path, size_t len, unsigned flags,
-		    const struct udc_call *call, struct udc_attr *out)
-{
-	struct lru_cache *c = cp;
-
-	if (!c)
-		return -EINVAL;
-	return bl_walk(c, lru_resolve, &c->guard, &c->cfg, start, path, len, flags, call, out);
-}
-
-/* add and add_negative: (dir, name) answers attr (NULL: negative). */
-static int lru_set(void *cp, udc_ino dir, const char *name, size_t len,
-		   const struct udc_attr *attr)
-{
-	struct lru_cache *c = cp;
-	uint64_t hash = bl_hash(c->key, dir, name, len);
-	struct lru_entry *e = entry_alloc(c, hash, dir, name, len);
-
-	if (!e)
-		return -ENOMEM;
-	pthread_mutex_lock(&c->lock);
-	bl_guard_name_begin(&c->guard, hash);
-	int r = entry_set_locked(c, &e, attr);
-	bl_guard_name_end(&c->guard, hash);
-	pthread_mutex_unlock(&c->lock);
-	entry_free(c, e);
-	return r;
-}
-
-static int lru_add(void *cp, udc_ino dir, const char *name, size_t len,
-		const struct udc_attr *attr)
-{
-	return bl_add(cp, lru_set, dir, name, len, attr);
-}
-
-static int lru_add_negative(void *cp, udc_ino dir, const char *name, size_t len, uint32_t client)
-{
-	(void)client; /* no per-client admission here */
-	return bl_add_negative(cp, lru_set, dir, name, len);
-}
-
-static int lru_remove(void *cp, udc_ino dir, const char *name, size_t len)
-{
-	struct lru_cache *c = cp;
-	int r = call_check(c, dir, name, len);
-
-	if (r)
-		return r;
-	uint64_t hash = bl_hash(c->key, dir, name, len);
-	pthread_mutex_lock(&c->lock);
-	bl_guard_name_begin(&c->guard, hash);
-	struct lru_entry *e = entry_find_locked(c, hash, dir, name, len);
-	if (e)
-		entry_drop_locked(c, e);
-	bl_guard_name_end(&c->guard, hash);
-	pthread_mutex_unlock(&c->lock);
-	return 0;
+	return bl_resolve_fetch(c, hash, snap, dir, name, len, call, out);
 }
 
 static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
@@ -546,9 +538,9 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		return -ENOMEM;
 
 	pthread_mutex_lock(&c->lock);
-	bl_guard_dir_begin(&c->guard);
-	bl_guard_name_begin(&c->guard, oh);
-	bl_guard_name_begin(&c->guard, nh);
+	bl_guard_dir_begin(&c->bl.guard);
+	bl_guard_name_begin(&c->bl.guard, oh);
+	bl_guard_name_begin(&c->bl.guard, nh);
 	struct lru_entry *old = entry_find_locked(c, oh, odir, oname, olen);
 	struct lru_entry *target = entry_find_locked(c, nh, ndir, nname, nlen);
 	struct udc_attr was = { .ino = UDC_INO_NONE };
@@ -560,16 +552,17 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	if (target && target->attr.type == UDC_TYPE_DIR)
 		replaced = target->attr.ino;
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
+	fresh->attr = was;
 	if (known)
-		entry_set_locked(c, &fresh, &was); /* -ENOMEM: the new name is a miss */
+		entry_set_locked(c, &fresh); /* -ENOMEM: the new name is a miss */
 	else if (target)
 		entry_drop_locked(c, target);
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (replaced != UDC_INO_NONE && replaced != moved_ino)
 		dir_forget_locked(c, replaced);
-	bl_guard_name_end(&c->guard, nh);
-	bl_guard_name_end(&c->guard, oh);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_name_end(&c->bl.guard, nh);
+	bl_guard_name_end(&c->bl.guard, oh);
+	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->lock);
 	entry_free(c, fresh);
 	return 0;
@@ -584,32 +577,18 @@ static int lru_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc
 		return r;
 	uint64_t hash = bl_hash(c->key, parent, name, len);
 	pthread_mutex_lock(&c->lock);
-	bl_guard_dir_begin(&c->guard);
-	bl_guard_name_begin(&c->guard, hash);
+	bl_guard_dir_begin(&c->bl.guard);
+	bl_guard_name_begin(&c->bl.guard, hash);
 	struct lru_entry *e = entry_find_locked(c, hash, parent, name, len);
 	if (e) {
 		if (dir == UDC_INO_NONE && e->attr.type == UDC_TYPE_DIR)
 			dir = e->attr.ino;
 		entry_drop_locked(c, e);
 	}
-	bl_guard_name_end(&c->guard, hash);
+	bl_guard_name_end(&c->bl.guard, hash);
 	if (dir != UDC_INO_NONE)
 		dir_forget_locked(c, dir);
-	bl_guard_dir_end(&c->guard);
-	pthread_mutex_unlock(&c->lock);
-	return 0;
-}
-
-static int lru_invalidate_dir(void *cp, udc_ino dir)
-{
-	struct lru_cache *c = cp;
-
-	if (!c || dir == UDC_INO_NONE)
-		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
-	bl_guard_dir_begin(&c->guard);
-	dir_forget_locked(c, dir);
-	bl_guard_dir_end(&c->guard);
+	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -622,6 +601,8 @@ static void lru_stats(void *cp, struct udc_stats *st)
 		return;
 	pthread_mutex_lock(&c->lock);
 	struct udc_stats s = c->st;
+	/* relaxed: a statistic (common.c's Ordering) */
+	s.stale_answers = atomic_load_explicit(&c->bl.stale_answers, memory_order_relaxed);
 	s.bytes_used = cache_bytes(c);
 	s.bytes_limit = c->limit;
 	pthread_mutex_unlock(&c->lock);
@@ -636,12 +617,12 @@ const struct impl impl_lru_mutex = {
 	.destroy = lru_destroy,
 	.lookup = lru_lookup,
 	.resolve = lru_resolve,
-	.walk = lru_walk,
-	.add = lru_add,
-	.add_negative = lru_add_negative,
-	.remove = lru_remove,
+	.walk = bl_walk,
+	.add = bl_add,
+	.add_negative = bl_add_negative,
+	.remove = bl_remove,
 	.rename = lru_rename,
 	.rmdir = lru_rmdir,
-	.invalidate_dir = lru_invalidate_dir,
+	.invalidate_dir = bl_invalidate_dir,
 	.stats = lru_stats,
 };
