@@ -373,11 +373,12 @@ static int ckh_publish_locked(void *cp, uint64_t hash, void **e)
 	return 0;
 }
 
-static void ckh_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len)
+static void ckh_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			    struct udc_attr *was)
 {
 	struct ckh_key k = { .hash = hash, .dir = dir, .name = name, .len = len };
 
-	entry_drop_locked(cp, &k, NULL);
+	entry_drop_locked(cp, &k, was);
 }
 
 static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
@@ -392,6 +393,7 @@ static const struct bl_ops ckh_ops = {
 	.publish_locked = ckh_publish_locked,
 	.entry_free = entry_free_now,
 	.drop_locked = ckh_drop_locked,
+	.dir_lock_is_lock = true,
 	.dir_lock = writer_lock,
 	.dir_unlock = writer_unlock,
 	.dir_forget = dir_forget_locked,
@@ -473,18 +475,10 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		      const char *nname, size_t nlen, udc_ino moved)
 {
 	struct ckh_cache *c = cp;
-	int r = call_check(c, ndir, nname, nlen);
+	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
 
 	if (r)
-		return r;
-	r = call_check(c, odir, oname, olen);
-	if (r)
-		return r;
-	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
-	    (nlen == 2 && memcmp(nname, "..", 2) == 0))
-		return -EINVAL;
-	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
-		return 0;
+		return r < 0 ? r : 0;
 	struct ckh_key ok = key_of(c, odir, oname, olen);
 	struct ckh_key nk = key_of(c, ndir, nname, nlen);
 	/* The new name's entry, its attr filled once the old one is known. */
@@ -516,31 +510,6 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	bl_guard_dir_end(&c->bl.guard);
 	writer_unlock(c);
 	entry_free_now(c, fresh);
-	return 0;
-}
-
-static int ckh_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
-{
-	struct ckh_cache *c = cp;
-	int r = call_check(c, parent, name, len);
-
-	if (r)
-		return r;
-	bl_rcu_enter();
-	struct ckh_key k = key_of(c, parent, name, len);
-	struct udc_attr was;
-
-	writer_lock(c);
-	bl_guard_dir_begin(&c->bl.guard);
-	bl_guard_name_begin(&c->bl.guard, k.hash);
-	entry_drop_locked(c, &k, &was);
-	bl_guard_name_end(&c->bl.guard, k.hash);
-	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
-		dir = was.ino;
-	if (dir != UDC_INO_NONE)
-		dir_forget_locked(c, dir);
-	bl_guard_dir_end(&c->bl.guard);
-	writer_unlock(c);
 	return 0;
 }
 
@@ -576,7 +545,7 @@ const struct impl impl_ck_hs = {
 	.add_negative = bl_add_negative,
 	.remove = bl_remove,
 	.rename = ckh_rename,
-	.rmdir = ckh_rmdir,
+	.rmdir = bl_rmdir,
 	.invalidate_dir = bl_invalidate_dir,
 	.stats = ckh_stats,
 };

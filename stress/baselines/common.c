@@ -111,7 +111,7 @@ static int name_change(struct bl_head *h, uint64_t hash, void **e, udc_ino dir, 
 	if (e)
 		r = ops->publish_locked(h, hash, e);
 	else
-		ops->drop_locked(h, hash, dir, name, len);
+		ops->drop_locked(h, hash, dir, name, len, NULL);
 	bl_guard_name_end(&h->guard, hash);
 	ops->unlock(h, hash);
 	return r;
@@ -170,6 +170,51 @@ int bl_invalidate_dir(void *c, udc_ino dir)
 	bl_guard_dir_end(&h->guard);
 	h->ops->dir_unlock(h);
 	return 0;
+}
+
+int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
+{
+	struct bl_head *h = c;
+	int r = call_check(c, parent, name, len);
+
+	if (r)
+		return r;
+	const struct bl_ops *ops = h->ops;
+	uint64_t hash = bl_hash(h->cfg->hash_key, parent, name, len);
+	struct udc_attr was;
+	if (ops->rcu)
+		bl_rcu_enter();
+	ops->dir_lock(h);
+	bl_guard_dir_begin(&h->guard);
+	if (!ops->dir_lock_is_lock)
+		ops->lock(h, hash);
+	bl_guard_name_begin(&h->guard, hash);
+	ops->drop_locked(h, hash, parent, name, len, &was);
+	bl_guard_name_end(&h->guard, hash);
+	if (!ops->dir_lock_is_lock)
+		ops->unlock(h, hash);
+	if (dir == UDC_INO_NONE && was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR)
+		dir = was.ino;
+	if (dir != UDC_INO_NONE)
+		ops->dir_forget(h, dir);
+	bl_guard_dir_end(&h->guard);
+	ops->dir_unlock(h);
+	return 0;
+}
+
+int bl_rename_check(const void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+		    const char *nname, size_t nlen)
+{
+	int r = call_check(c, ndir, nname, nlen);
+
+	if (r)
+		return r;
+	r = call_check(c, odir, oname, olen);
+	if (r)
+		return r;
+	if (name_is_dotdot(oname, olen) || name_is_dotdot(nname, nlen))
+		return -EINVAL;
+	return odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0;
 }
 
 int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, const char *name,

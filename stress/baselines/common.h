@@ -94,10 +94,15 @@ struct bl_ops {
 	int (*publish_locked)(void *c, uint64_t hash, void **e);
 	/* Free an entry no table holds, or NULL.  No lock needed. */
 	void (*entry_free)(void *c, void *e);
-	/* Drop what is cached for (dir, name), if anything.  Locked. */
-	void (*drop_locked)(void *c, uint64_t hash, udc_ino dir, const char *name, size_t len);
-	/* The lock serialising directory-wide changes, and invalidate_dir's
-	 * dropping of every name of dir under it (the guard's dir_seq odd). */
+	/* Drop what is cached for (dir, name), if anything; *was (may be NULL)
+	 * gets a dropped positive's attr, ino UDC_INO_NONE if none.  Locked. */
+	void (*drop_locked)(void *c, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			    struct udc_attr *was);
+	/* The lock serialising directory-wide changes, and the dropping of
+	 * every name of dir under it (the guard's dir_seq odd), for rmdir and
+	 * invalidate_dir.  dir_lock_is_lock: it is the names' lock as well
+	 * (rmdir takes it once). */
+	bool dir_lock_is_lock;
 	void (*dir_lock)(void *c);
 	void (*dir_unlock)(void *c);
 	void (*dir_forget)(void *c, udc_ino dir);
@@ -142,6 +147,13 @@ int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, c
 int bl_remove(void *c, udc_ino dir, const char *name, size_t len);
 /* impl->invalidate_dir: dir_forget() under dir_lock, as a directory-wide change. */
 int bl_invalidate_dir(void *c, udc_ino dir);
+/* impl->rmdir: as a directory-wide change, drop (parent, name), then
+ * dir_forget() dir (UDC_INO_NONE: the dropped name's, if a directory). */
+int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir);
+/* rename's checks: call_check() of the new name then the old, -EINVAL for
+ * "..", 1 when old and new are one name (nothing to do), else 0. */
+int bl_rename_check(const void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+		    const char *nname, size_t nlen);
 
 /* Bytes a baseline holds; the baselines add and subtract as they allocate. */
 struct bl_mem {

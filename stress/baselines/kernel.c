@@ -1731,17 +1731,11 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 		     const char *nname, size_t nlen, udc_ino moved)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, ndir, nname, nlen);
+	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
 
 	if (r)
-		return r;
-	r = kd_check(c, odir, oname, olen);
-	if (r)
-		return r;
-	if (name_is_dotdot(nname, nlen) || name_is_dotdot(oname, olen))
-		return -EINVAL;
-	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
-		return 0;
+		return r < 0 ? r : 0;
+	bl_rcu_enter();
 
 	struct kd_key ok = kd_key_name(c, odir, oname, olen);
 	struct kd_key nk = kd_key_name(c, ndir, nname, nlen);

@@ -308,11 +308,12 @@ static int lfht_publish_locked(void *cp, uint64_t hash, void **e)
 	return 0;
 }
 
-static void lfht_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len)
+static void lfht_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			     struct udc_attr *was)
 {
 	struct lfht_key k = { .dir = dir, .name = name, .len = len };
 
-	entry_drop_locked(cp, hash, &k, NULL);
+	entry_drop_locked(cp, hash, &k, was);
 }
 
 static void lfht_dir_lock(void *cp)
@@ -446,18 +447,10 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 		       const char *nname, size_t nlen, udc_ino moved)
 {
 	struct lfht_cache *c = cp;
-	int r = call_check(c, ndir, nname, nlen);
+	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
 
 	if (r)
-		return r;
-	r = call_check(c, odir, oname, olen);
-	if (r)
-		return r;
-	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
-	    (nlen == 2 && memcmp(nname, "..", 2) == 0))
-		return -EINVAL;
-	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
-		return 0;
+		return r < 0 ? r : 0;
 	/* The new name's entry, its attr filled once the old one is known. */
 	struct lfht_entry *fresh = entry_alloc(c, ndir, nname, nlen, NULL);
 	if (!fresh)
@@ -495,35 +488,6 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->dir_lock);
 	entry_free_now(c, fresh);
-	return 0;
-}
-
-static int lfht_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
-{
-	struct lfht_cache *c = cp;
-	int r = call_check(c, parent, name, len);
-
-	if (r)
-		return r;
-	bl_rcu_enter();
-	uint64_t hash = bl_hash(c->key, parent, name, len);
-	struct lfht_key k = { .dir = parent, .name = name, .len = len };
-	struct lfht_stripe *s = stripe_of(c, hash);
-	struct udc_attr was;
-
-	pthread_mutex_lock(&c->dir_lock);
-	bl_guard_dir_begin(&c->bl.guard);
-	pthread_mutex_lock(&s->lock);
-	bl_guard_name_begin(&c->bl.guard, hash);
-	entry_drop_locked(c, hash, &k, &was);
-	bl_guard_name_end(&c->bl.guard, hash);
-	pthread_mutex_unlock(&s->lock);
-	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
-		dir = was.ino;
-	if (dir != UDC_INO_NONE)
-		dir_forget(c, dir);
-	bl_guard_dir_end(&c->bl.guard);
-	pthread_mutex_unlock(&c->dir_lock);
 	return 0;
 }
 
@@ -568,7 +532,7 @@ const struct impl impl_lfht = {
 	.add_negative = bl_add_negative,
 	.remove = bl_remove,
 	.rename = lfht_rename,
-	.rmdir = lfht_rmdir,
+	.rmdir = bl_rmdir,
 	.invalidate_dir = bl_invalidate_dir,
 	.stats = lfht_stats,
 };

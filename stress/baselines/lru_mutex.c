@@ -414,10 +414,13 @@ static int lru_publish_locked(void *cp, uint64_t hash, void **e)
 	return r;
 }
 
-static void lru_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len)
+static void lru_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
+			    struct udc_attr *was)
 {
 	struct lru_entry *e = entry_find_locked(cp, hash, dir, name, len);
 
+	if (was)
+		*was = e ? e->attr : (struct udc_attr){ .ino = UDC_INO_NONE };
 	if (e)
 		entry_drop_locked(cp, e);
 }
@@ -434,6 +437,7 @@ static const struct bl_ops lru_ops = {
 	.publish_locked = lru_publish_locked,
 	.entry_free = entry_free,
 	.drop_locked = lru_drop_locked,
+	.dir_lock_is_lock = true,
 	.dir_lock = lru_lock,
 	.dir_unlock = lru_unlock,
 	.dir_forget = dir_forget_locked,
@@ -519,18 +523,10 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		      const char *nname, size_t nlen, udc_ino moved)
 {
 	struct lru_cache *c = cp;
-	int r = call_check(c, ndir, nname, nlen);
+	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
 
 	if (r)
-		return r;
-	r = call_check(c, odir, oname, olen);
-	if (r)
-		return r;
-	if ((olen == 2 && memcmp(oname, "..", 2) == 0) ||
-	    (nlen == 2 && memcmp(nname, "..", 2) == 0))
-		return -EINVAL;
-	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
-		return 0;
+		return r < 0 ? r : 0;
 	uint64_t oh = bl_hash(c->key, odir, oname, olen);
 	uint64_t nh = bl_hash(c->key, ndir, nname, nlen);
 	struct lru_entry *fresh = entry_alloc(c, nh, ndir, nname, nlen);
@@ -568,31 +564,6 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	return 0;
 }
 
-static int lru_rmdir(void *cp, udc_ino parent, const char *name, size_t len, udc_ino dir)
-{
-	struct lru_cache *c = cp;
-	int r = call_check(c, parent, name, len);
-
-	if (r)
-		return r;
-	uint64_t hash = bl_hash(c->key, parent, name, len);
-	pthread_mutex_lock(&c->lock);
-	bl_guard_dir_begin(&c->bl.guard);
-	bl_guard_name_begin(&c->bl.guard, hash);
-	struct lru_entry *e = entry_find_locked(c, hash, parent, name, len);
-	if (e) {
-		if (dir == UDC_INO_NONE && e->attr.type == UDC_TYPE_DIR)
-			dir = e->attr.ino;
-		entry_drop_locked(c, e);
-	}
-	bl_guard_name_end(&c->bl.guard, hash);
-	if (dir != UDC_INO_NONE)
-		dir_forget_locked(c, dir);
-	bl_guard_dir_end(&c->bl.guard);
-	pthread_mutex_unlock(&c->lock);
-	return 0;
-}
-
 static void lru_stats(void *cp, struct udc_stats *st)
 {
 	struct lru_cache *c = cp;
@@ -622,7 +593,7 @@ const struct impl impl_lru_mutex = {
 	.add_negative = bl_add_negative,
 	.remove = bl_remove,
 	.rename = lru_rename,
-	.rmdir = lru_rmdir,
+	.rmdir = bl_rmdir,
 	.invalidate_dir = bl_invalidate_dir,
 	.stats = lru_stats,
 };
