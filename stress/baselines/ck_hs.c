@@ -344,18 +344,6 @@ static void dir_forget_locked(void *cp, udc_ino dir)
 /* ---------------------------------------------------------------------- */
 /* The shared calls' hooks (struct bl_ops) */
 
-static void ckh_lock(void *cp, uint64_t hash)
-{
-	(void)hash; /* one writer lock for every name */
-	writer_lock(cp);
-}
-
-static void ckh_unlock(void *cp, uint64_t hash)
-{
-	(void)hash;
-	writer_unlock(cp);
-}
-
 static void *ckh_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
 			   const struct udc_attr *attr)
 {
@@ -387,13 +375,10 @@ static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 static const struct bl_ops ckh_ops = {
 	.rcu = true,
 	.resolve = ckh_resolve,
-	.lock = ckh_lock,
-	.unlock = ckh_unlock,
 	.entry_new = ckh_entry_new,
 	.publish_locked = ckh_publish_locked,
 	.entry_free = entry_free_now,
 	.drop_locked = ckh_drop_locked,
-	.dir_lock_is_lock = true,
 	.dir_lock = writer_lock,
 	.dir_unlock = writer_unlock,
 	.dir_forget = dir_forget_locked,
@@ -532,20 +517,6 @@ static void ckh_stats(void *cp, struct udc_stats *st)
 	bl_stats_put(st, &s);
 }
 
-const struct impl impl_ck_hs = {
-	.name = "ck_hs",
-	.summary = "Concurrency Kit ck_hs (SPMC) + urcu reclamation, no eviction (unbounded)",
-	.bounded = false,
-	.create = ckh_create,
-	.destroy = ckh_destroy,
-	.lookup = ckh_lookup,
-	.resolve = ckh_resolve,
-	.walk = bl_walk,
-	.add = bl_add,
-	.add_negative = bl_add_negative,
-	.remove = bl_remove,
-	.rename = ckh_rename,
-	.rmdir = bl_rmdir,
-	.invalidate_dir = bl_invalidate_dir,
-	.stats = ckh_stats,
-};
+const struct impl impl_ck_hs =
+	BL_IMPL(ckh, "ck_hs",
+		"Concurrency Kit ck_hs (SPMC) + urcu reclamation, no eviction (unbounded)", false);

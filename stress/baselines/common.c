@@ -97,6 +97,23 @@ int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 	return 0;
 }
 
+/* The lock of a name's changes: its own, or the baseline's one lock. */
+static void name_lock(struct bl_head *h, uint64_t hash)
+{
+	if (h->ops->lock)
+		h->ops->lock(h, hash);
+	else
+		h->ops->dir_lock(h);
+}
+
+static void name_unlock(struct bl_head *h, uint64_t hash)
+{
+	if (h->ops->unlock)
+		h->ops->unlock(h, hash);
+	else
+		h->ops->dir_unlock(h);
+}
+
 /* A mutation of one name: e (NULL: remove) made its answer under the name's lock. */
 static int name_change(struct bl_head *h, uint64_t hash, void **e, udc_ino dir, const char *name,
 		       size_t len)
@@ -106,14 +123,14 @@ static int name_change(struct bl_head *h, uint64_t hash, void **e, udc_ino dir, 
 
 	if (ops->rcu)
 		bl_rcu_enter();
-	ops->lock(h, hash);
+	name_lock(h, hash);
 	bl_guard_name_begin(&h->guard, hash);
 	if (e)
 		r = ops->publish_locked(h, hash, e);
 	else
 		ops->drop_locked(h, hash, dir, name, len, NULL);
 	bl_guard_name_end(&h->guard, hash);
-	ops->unlock(h, hash);
+	name_unlock(h, hash);
 	return r;
 }
 
@@ -186,12 +203,12 @@ int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 		bl_rcu_enter();
 	ops->dir_lock(h);
 	bl_guard_dir_begin(&h->guard);
-	if (!ops->dir_lock_is_lock)
+	if (ops->lock) /* else dir_lock is the names' lock too */
 		ops->lock(h, hash);
 	bl_guard_name_begin(&h->guard, hash);
 	ops->drop_locked(h, hash, parent, name, len, &was);
 	bl_guard_name_end(&h->guard, hash);
-	if (!ops->dir_lock_is_lock)
+	if (ops->unlock)
 		ops->unlock(h, hash);
 	if (dir == UDC_INO_NONE && was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR)
 		dir = was.ino;
@@ -229,12 +246,12 @@ int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, c
 		return r;
 	void *e = ops->entry_new(h, hash, dir, name, len, r ? NULL : &a);
 	if (e) { /* else out of memory: answered, not cached */
-		ops->lock(h, hash);
+		name_lock(h, hash);
 		if (bl_guard_valid(&h->guard, hash, snap))
-			ops->publish_locked(h, hash, &e); /* -ENOMEM: answered, not cached */
+			ops->publish_locked(h, hash, &e); /* -ENOMEM: not cached */
 		else /* relaxed: a statistic (see Ordering) */
 			atomic_fetch_add_explicit(&h->stale_answers, 1, memory_order_relaxed);
-		ops->unlock(h, hash);
+		name_unlock(h, hash);
 		ops->entry_free(h, e);
 	}
 	if (r == 0 && out)
@@ -242,8 +259,8 @@ int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, c
 	return r;
 }
 
-int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len,
-		    const struct udc_call *call, struct udc_attr *out)
+int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len, const struct udc_call *call,
+		    struct udc_attr *out)
 {
 	struct bl_head *h = c;
 

@@ -82,7 +82,8 @@ struct bl_ops {
 	bool rcu;	       /* bl_rcu_enter() before the table is touched */
 	bl_resolve_fn resolve; /* its resolve, which bl_walk() walks with */
 	/* The lock a name's table changes, and a resolve's guard check before
-	 * its insert, are made under (hash: the name's bl_hash()). */
+	 * its insert, are made under (hash: the name's bl_hash()); NULL: the
+	 * baseline has one lock, dir_lock's, for everything. */
 	void (*lock)(void *c, uint64_t hash);
 	void (*unlock)(void *c, uint64_t hash);
 	/* A new entry for (dir, name) answering attr (NULL: negative), in no
@@ -100,13 +101,32 @@ struct bl_ops {
 			    struct udc_attr *was);
 	/* The lock serialising directory-wide changes, and the dropping of
 	 * every name of dir under it (the guard's dir_seq odd), for rmdir and
-	 * invalidate_dir.  dir_lock_is_lock: it is the names' lock as well
-	 * (rmdir takes it once). */
-	bool dir_lock_is_lock;
+	 * invalidate_dir. */
 	void (*dir_lock)(void *c);
 	void (*dir_unlock)(void *c);
 	void (*dir_forget)(void *c, udc_ino dir);
 };
+
+/*
+ * struct impl for a baseline over struct bl_ops: walk and invalidate_dir
+ * are common.c's; BL_IMPL's add, add_negative, remove and rmdir too,
+ * BL_IMPL_OWN's are the baseline's own (p##_add ...).  The rest is the
+ * baseline's own, named p##_create, p##_lookup and so on.
+ */
+#define BL_IMPL_BASE(p, nm, sum, bnd)                                                             \
+	.name = nm, .summary = sum, .bounded = bnd, .create = p##_create, .destroy = p##_destroy, \
+	.lookup = p##_lookup, .resolve = p##_resolve, .walk = bl_walk, .rename = p##_rename,      \
+	.invalidate_dir = bl_invalidate_dir, .stats = p##_stats
+#define BL_IMPL(p, nm, sum, bnd)                                                               \
+	{                                                                                      \
+		BL_IMPL_BASE(p, nm, sum, bnd), .add = bl_add, .add_negative = bl_add_negative, \
+					       .remove = bl_remove, .rmdir = bl_rmdir          \
+	}
+#define BL_IMPL_OWN(p, nm, sum, bnd)                                                             \
+	{                                                                                        \
+		BL_IMPL_BASE(p, nm, sum, bnd), .add = p##_add, .add_negative = p##_add_negative, \
+					       .remove = p##_remove, .rmdir = p##_rmdir          \
+	}
 
 /* The first member of every baseline's cache: the shared calls start from it. */
 struct bl_head {
@@ -133,8 +153,8 @@ int bl_walk(void *c, udc_ino start, const char *path, size_t len, unsigned flags
  * A resolve that missed (dir, name) in the cache: -EAGAIN with no backend,
  * else a guard snapshot, backend_calls counted and bl_resolve_fetch().
  */
-int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len,
-		    const struct udc_call *call, struct udc_attr *out);
+int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len, const struct udc_call *call,
+		    struct udc_attr *out);
 /*
  * The backend's answer for (dir, name, hashed hash), asked with no lock
  * held, cached (entry_new, then publish_locked under lock) only if the
@@ -159,7 +179,7 @@ int bl_rename_check(const void *c, udc_ino odir, const char *oname, size_t olen,
 struct bl_mem {
 	_Atomic int64_t bytes;
 };
-void *bl_alloc(struct bl_mem *m, size_t size);	  /* calloc'd, counted; NULL on ENOMEM */
+void *bl_alloc(struct bl_mem *m, size_t size);	      /* calloc'd, counted; NULL on ENOMEM */
 void bl_free(struct bl_mem *m, void *p, size_t size); /* size as allocated */
 uint64_t bl_mem_bytes(const struct bl_mem *m);
 

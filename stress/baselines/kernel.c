@@ -1957,20 +1957,5 @@ static void kd_destroy(void *cv)
 	bl_free(&tail, c, sizeof(*c));
 }
 
-const struct impl impl_kernel = {
-	.name = "kernel",
-	.summary = "model of Linux's dcache: hlist_bl + lockref + list_lru shrinker",
-	.bounded = true,
-	.create = kd_create,
-	.destroy = kd_destroy,
-	.lookup = kd_lookup,
-	.resolve = kd_resolve,
-	.walk = bl_walk,
-	.add = kd_add,
-	.add_negative = kd_add_negative,
-	.remove = kd_remove,
-	.rename = kd_rename,
-	.rmdir = kd_rmdir,
-	.invalidate_dir = bl_invalidate_dir,
-	.stats = kd_stats,
-};
+const struct impl impl_kernel = BL_IMPL_OWN(
+	kd, "kernel", "model of Linux's dcache: hlist_bl + lockref + list_lru shrinker", true);

@@ -519,20 +519,5 @@ static void lfht_stats(void *cp, struct udc_stats *st)
 	bl_stats_put(st, &s);
 }
 
-const struct impl impl_lfht = {
-	.name = "lfht",
-	.summary = "bare liburcu rculfhash, no eviction (lookup ceiling, unbounded)",
-	.bounded = false,
-	.create = lfht_create,
-	.destroy = lfht_destroy,
-	.lookup = lfht_lookup,
-	.resolve = lfht_resolve,
-	.walk = bl_walk,
-	.add = bl_add,
-	.add_negative = bl_add_negative,
-	.remove = bl_remove,
-	.rename = lfht_rename,
-	.rmdir = bl_rmdir,
-	.invalidate_dir = bl_invalidate_dir,
-	.stats = lfht_stats,
-};
+const struct impl impl_lfht = BL_IMPL(
+	lfht, "lfht", "bare liburcu rculfhash, no eviction (lookup ceiling, unbounded)", false);

@@ -382,18 +382,6 @@ static void lru_unlock(void *cp)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void lru_name_lock(void *cp, uint64_t hash)
-{
-	(void)hash;
-	lru_lock(cp);
-}
-
-static void lru_name_unlock(void *cp, uint64_t hash)
-{
-	(void)hash;
-	lru_unlock(cp);
-}
-
 static void *lru_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
 			   const struct udc_attr *attr)
 {
@@ -431,13 +419,10 @@ static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 static const struct bl_ops lru_ops = {
 	.rcu = false,
 	.resolve = lru_resolve,
-	.lock = lru_name_lock,
-	.unlock = lru_name_unlock,
 	.entry_new = lru_entry_new,
 	.publish_locked = lru_publish_locked,
 	.entry_free = entry_free,
 	.drop_locked = lru_drop_locked,
-	.dir_lock_is_lock = true,
 	.dir_lock = lru_lock,
 	.dir_unlock = lru_unlock,
 	.dir_forget = dir_forget_locked,
@@ -580,20 +565,5 @@ static void lru_stats(void *cp, struct udc_stats *st)
 	bl_stats_put(st, &s);
 }
 
-const struct impl impl_lru_mutex = {
-	.name = "lru-mutex",
-	.summary = "one mutex over a chained hash table and an LRU list (bounded)",
-	.bounded = true,
-	.create = lru_create,
-	.destroy = lru_destroy,
-	.lookup = lru_lookup,
-	.resolve = lru_resolve,
-	.walk = bl_walk,
-	.add = bl_add,
-	.add_negative = bl_add_negative,
-	.remove = bl_remove,
-	.rename = lru_rename,
-	.rmdir = bl_rmdir,
-	.invalidate_dir = bl_invalidate_dir,
-	.stats = lru_stats,
-};
+const struct impl impl_lru_mutex = BL_IMPL(
+	lru, "lru-mutex", "one mutex over a chained hash table and an LRU list (bounded)", true);
