@@ -107,7 +107,6 @@ struct ckh_cache {
 	/* read by lookups; hs's map pointer changes under lock, the rest is read-only */
 	_Alignas(CACHELINE) struct ck_hs hs;
 	uint64_t key[2];
-	struct impl_config cfg;
 	/* writers */
 	_Alignas(CACHELINE) pthread_mutex_t lock;
 	uint64_t nr_positive, nr_negative; /* protected by lock */
@@ -235,7 +234,7 @@ static struct ckh_entry *entry_alloc(struct ckh_cache *c, const struct ckh_key *
 }
 
 /* Free an entry no reader can reach (never in the set, or destroy), or NULL. */
-static void entry_free_now(void *cp, void *ep)
+static void ckh_entry_free(void *cp, void *ep)
 {
 	struct ckh_cache *c = cp;
 	struct ckh_entry *e = ep;
@@ -326,7 +325,7 @@ static void entry_drop_locked(struct ckh_cache *c, const struct ckh_key *k, stru
 }
 
 /* Drop every entry of directory dir: O(entries in the cache).  Locked. */
-static void dir_forget_locked(void *cp, udc_ino dir)
+static void ckh_dir_forget(void *cp, udc_ino dir)
 {
 	struct ckh_cache *c = cp;
 	struct ck_hs_iterator it = CK_HS_ITERATOR_INITIALIZER;
@@ -369,69 +368,51 @@ static void ckh_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *na
 	entry_drop_locked(cp, &k, was);
 }
 
-static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
-		       const struct udc_call *call, struct udc_attr *out);
-
-static const struct bl_ops ckh_ops = {
-	.rcu = true,
-	.resolve = ckh_resolve,
-	.entry_new = ckh_entry_new,
-	.publish_locked = ckh_publish_locked,
-	.entry_free = entry_free_now,
-	.drop_locked = ckh_drop_locked,
-	.dir_lock = writer_lock,
-	.dir_unlock = writer_unlock,
-	.dir_forget = dir_forget_locked,
-};
-
-/* ---------------------------------------------------------------------- */
-/* The interface */
-
-static void ckh_destroy(void *cp)
+/* The writer lock and the set. */
+static int ckh_init(void *cp)
 {
 	struct ckh_cache *c = cp;
 
-	if (!c)
-		return;
+	memcpy(c->key, c->bl.cfg.hash_key, sizeof(c->key));
+	pthread_mutex_init(&c->lock, NULL);
+	writer_lock(c);
+	bool ok = ck_hs_init(&c->hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, ckh_hash, ckh_compare_rcu,
+			     &ckh_allocator, INIT_CAPACITY, 0);
+	writer_unlock(c);
+	if (ok)
+		return 0;
+	c->hs.map = NULL;
+	return -ENOMEM;
+}
+
+static void ckh_fini(void *cp)
+{
+	struct ckh_cache *c = cp;
+
 	if (c->hs.map) {
 		struct ck_hs_iterator it = CK_HS_ITERATOR_INITIALIZER;
 		void *obj;
 
 		bl_rcu_enter();
 		while (ck_hs_next(&c->hs, &it, &obj))
-			entry_free_now(c, obj); /* no call runs: no reader holds it */
+			ckh_entry_free(c, obj); /* no call runs: no reader holds it */
 		ck_hs_destroy(&c->hs);
 		urcu_memb_barrier(); /* every deferred free has run: c->mem is done with */
 	}
 	pthread_mutex_destroy(&c->lock);
-	free(c);
 }
+
+static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+		       const struct udc_call *call, struct udc_attr *out);
+
+static const struct bl_ops ckh_ops = BL_OPS(ckh, true, NULL, NULL, writer_lock, writer_unlock);
+
+/* ---------------------------------------------------------------------- */
+/* The interface */
 
 static void *ckh_create(const struct impl_config *cfg)
 {
-	struct ckh_cache *c = aligned_alloc(CACHELINE, sizeof(*c));
-
-	if (!c) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	memset(c, 0, sizeof(*c));
-	c->key[0] = cfg->hash_key[0];
-	c->key[1] = cfg->hash_key[1];
-	c->cfg = *cfg;
-	pthread_mutex_init(&c->lock, NULL);
-	bl_head_init(&c->bl, &ckh_ops, &c->cfg);
-	writer_lock(c);
-	bool ok = ck_hs_init(&c->hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, ckh_hash, ckh_compare_rcu,
-			     &ckh_allocator, INIT_CAPACITY, 0);
-	writer_unlock(c);
-	if (!ok) {
-		c->hs.map = NULL;
-		ckh_destroy(c);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return c;
+	return bl_create(cfg, sizeof(struct ckh_cache), &ckh_ops);
 }
 
 static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
@@ -489,12 +470,12 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	/* A directory replaced at the target is gone. */
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
-		dir_forget_locked(c, target.ino);
+		ckh_dir_forget(c, target.ino);
 	bl_guard_name_end(&c->bl.guard, nk.hash);
 	bl_guard_name_end(&c->bl.guard, ok.hash);
 	bl_guard_dir_end(&c->bl.guard);
 	writer_unlock(c);
-	entry_free_now(c, fresh);
+	ckh_entry_free(c, fresh);
 	return 0;
 }
 

@@ -71,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define BL_CACHELINE 64
 #define WALK_MAX_SYMLINKS 40 /* as udc_walk (and Linux's MAXSYMLINKS) */
 #define WALK_STACK_INLINE 32 /* directories a walk goes down before it allocates */
 
@@ -138,7 +139,7 @@ static int name_change(struct bl_head *h, uint64_t hash, void **e, udc_ino dir, 
 static int name_set(struct bl_head *h, udc_ino dir, const char *name, size_t len,
 		    const struct udc_attr *attr)
 {
-	uint64_t hash = bl_hash(h->cfg->hash_key, dir, name, len);
+	uint64_t hash = bl_hash(h->cfg.hash_key, dir, name, len);
 	void *e = h->ops->entry_new(h, hash, dir, name, len, attr);
 
 	if (!e)
@@ -170,7 +171,7 @@ int bl_remove(void *c, udc_ino dir, const char *name, size_t len)
 
 	if (r)
 		return r;
-	return name_change(h, bl_hash(h->cfg->hash_key, dir, name, len), NULL, dir, name, len);
+	return name_change(h, bl_hash(h->cfg.hash_key, dir, name, len), NULL, dir, name, len);
 }
 
 int bl_invalidate_dir(void *c, udc_ino dir)
@@ -197,7 +198,7 @@ int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 	if (r)
 		return r;
 	const struct bl_ops *ops = h->ops;
-	uint64_t hash = bl_hash(h->cfg->hash_key, parent, name, len);
+	uint64_t hash = bl_hash(h->cfg.hash_key, parent, name, len);
 	struct udc_attr was;
 	if (ops->rcu)
 		bl_rcu_enter();
@@ -240,7 +241,7 @@ int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, c
 	struct bl_head *h = c;
 	const struct bl_ops *ops = h->ops;
 	struct udc_attr a;
-	int r = bl_backend_lookup(h->cfg, call, dir, name, len, &a);
+	int r = bl_backend_lookup(&h->cfg, call, dir, name, len, &a);
 
 	if (r && r != -ENOENT)
 		return r;
@@ -264,9 +265,9 @@ int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len, const st
 {
 	struct bl_head *h = c;
 
-	if (!h->cfg->backend)
+	if (!h->cfg.backend)
 		return -EAGAIN;
-	uint64_t hash = bl_hash(h->cfg->hash_key, dir, name, len);
+	uint64_t hash = bl_hash(h->cfg.hash_key, dir, name, len);
 	struct bl_snap snap = bl_guard_snap(&h->guard, hash);
 	/* relaxed: a statistic (see Ordering) */
 	atomic_fetch_add_explicit(&h->backend_calls, 1, memory_order_relaxed);
@@ -356,7 +357,7 @@ static void guard_init(struct bl_guard *g)
 void bl_head_init(struct bl_head *h, const struct bl_ops *ops, const struct impl_config *cfg)
 {
 	h->ops = ops;
-	h->cfg = cfg;
+	h->cfg = *cfg;
 	atomic_init(&h->backend_calls, 0);
 	atomic_init(&h->stale_answers, 0);
 	guard_init(&h->guard);
@@ -426,6 +427,36 @@ static bool walk_seq_retry(struct bl_guard *g, uint64_t seq)
 	/* acquire fence: the walk's reads before the load; pairs with dir_begin's fence */
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&g->dir_seq, memory_order_relaxed) != seq;
+}
+
+void *bl_create(const struct impl_config *cfg, size_t size, const struct bl_ops *ops)
+{
+	size_t bytes = (size + BL_CACHELINE - 1) & ~(size_t)(BL_CACHELINE - 1);
+	struct bl_head *h = aligned_alloc(BL_CACHELINE, bytes);
+
+	if (!h) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(h, 0, size);
+	bl_head_init(h, ops, cfg);
+	int r = ops->init(h);
+	if (r) {
+		bl_destroy(h);
+		errno = -r;
+		return NULL;
+	}
+	return h;
+}
+
+void bl_destroy(void *c)
+{
+	struct bl_head *h = c;
+
+	if (!h)
+		return;
+	h->ops->fini(h);
+	free(h);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -578,7 +609,7 @@ int bl_walk(void *c, udc_ino start, const char *path, size_t len, unsigned flags
 	struct walk walk = {
 		.c = h,
 		.resolve = h->ops->resolve,
-		.cfg = h->cfg,
+		.cfg = &h->cfg,
 		.call = call,
 		.flags = flags,
 		.cap = WALK_STACK_INLINE,

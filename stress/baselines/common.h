@@ -81,6 +81,11 @@ typedef int (*bl_resolve_fn)(void *c, udc_ino dir, const char *name, size_t len,
 struct bl_ops {
 	bool rcu;	       /* bl_rcu_enter() before the table is touched */
 	bl_resolve_fn resolve; /* its resolve, which bl_walk() walks with */
+	/* bl_create()'s part: the rest of a cache that is zeroed but for its
+	 * bl_head; 0, or -errno and fini undoes what was made.  fini frees all
+	 * the cache holds, of a cache init made in whole or in part. */
+	int (*init)(void *c);
+	void (*fini)(void *c);
 	/* The lock a name's table changes, and a resolve's guard check before
 	 * its insert, are made under (hash: the name's bl_hash()); NULL: the
 	 * baseline has one lock, dir_lock's, for everything. */
@@ -108,36 +113,57 @@ struct bl_ops {
 };
 
 /*
+ * The struct bl_ops of a baseline whose hooks are named p##_resolve,
+ * p##_init, p##_fini, p##_entry_new, p##_publish_locked, p##_entry_free,
+ * p##_drop_locked and p##_dir_forget; its locks are given.
+ */
+#define BL_OPS(p, use_rcu, name_lock, name_unlock, dirs_lock, dirs_unlock)                        \
+	{                                                                                         \
+		.rcu = use_rcu, .resolve = p##_resolve, .init = p##_init, .fini = p##_fini,       \
+		.lock = name_lock, .unlock = name_unlock, .entry_new = p##_entry_new,             \
+		.publish_locked = p##_publish_locked, .entry_free = p##_entry_free,               \
+		.drop_locked = p##_drop_locked, .dir_lock = dirs_lock, .dir_unlock = dirs_unlock, \
+		.dir_forget = p##_dir_forget                                                      \
+	}
+
+/*
  * struct impl for a baseline over struct bl_ops: walk and invalidate_dir
  * are common.c's; BL_IMPL's add, add_negative, remove and rmdir too,
  * BL_IMPL_OWN's are the baseline's own (p##_add ...).  The rest is the
  * baseline's own, named p##_create, p##_lookup and so on.
  */
-#define BL_IMPL_BASE(p, nm, sum, bnd)                                                             \
-	.name = nm, .summary = sum, .bounded = bnd, .create = p##_create, .destroy = p##_destroy, \
-	.lookup = p##_lookup, .resolve = p##_resolve, .walk = bl_walk, .rename = p##_rename,      \
+#define BL_IMPL_BASE(p, nm, sum, bnd)                                                           \
+	.name = nm, .summary = sum, .bounded = bnd, .create = p##_create, .lookup = p##_lookup, \
+	.resolve = p##_resolve, .walk = bl_walk, .rename = p##_rename,                          \
 	.invalidate_dir = bl_invalidate_dir, .stats = p##_stats
-#define BL_IMPL(p, nm, sum, bnd)                                                               \
-	{                                                                                      \
-		BL_IMPL_BASE(p, nm, sum, bnd), .add = bl_add, .add_negative = bl_add_negative, \
-					       .remove = bl_remove, .rmdir = bl_rmdir          \
+#define BL_IMPL(p, nm, sum, bnd)                                                      \
+	{                                                                             \
+		BL_IMPL_BASE(p, nm, sum, bnd), .destroy = bl_destroy, .add = bl_add,  \
+					       .add_negative = bl_add_negative,       \
+					       .remove = bl_remove, .rmdir = bl_rmdir \
 	}
-#define BL_IMPL_OWN(p, nm, sum, bnd)                                                             \
-	{                                                                                        \
-		BL_IMPL_BASE(p, nm, sum, bnd), .add = p##_add, .add_negative = p##_add_negative, \
-					       .remove = p##_remove, .rmdir = p##_rmdir          \
+#define BL_IMPL_OWN(p, nm, sum, bnd)                                                    \
+	{                                                                               \
+		BL_IMPL_BASE(p, nm, sum, bnd), .destroy = p##_destroy, .add = p##_add,  \
+					       .add_negative = p##_add_negative,        \
+					       .remove = p##_remove, .rmdir = p##_rmdir \
 	}
 
 /* The first member of every baseline's cache: the shared calls start from it. */
 struct bl_head {
 	const struct bl_ops *ops;
-	const struct impl_config *cfg; /* the cache's own copy */
+	struct impl_config cfg;
 	/* bl_resolve_miss()'s counters (kernel.c counts in its own stripes) */
 	_Atomic uint64_t backend_calls, stale_answers;
 	struct bl_guard guard;
 };
 
 void bl_head_init(struct bl_head *h, const struct bl_ops *ops, const struct impl_config *cfg);
+/* impl->create of a baseline over ops: a zeroed, cache-line aligned cache
+ * of size bytes, its bl_head set, then ops->init; NULL and errno on failure. */
+void *bl_create(const struct impl_config *cfg, size_t size, const struct bl_ops *ops);
+/* impl->destroy: ops->fini, then the cache freed. */
+void bl_destroy(void *c);
 
 /*
  * impl->walk: udc_walk's rules over ops->resolve(c, dir, name, ...), with

@@ -29,7 +29,7 @@
  *   stripe lock  every table change of the names hashed to the stripe, and
  *                the guard check before a resolve's insert.  rename takes
  *                two, in address order.  Never held across a backend call
- *                nor while dir_forget() flushes them.
+ *                nor while lfht_dir_forget() flushes them.
  *   lookups take no lock: rcu_read_lock only.
  *
  * Ordering:
@@ -39,7 +39,7 @@
  *   starts after a del returned does not find the node.
  *   call_rcu frees an entry only after every read section that may hold
  *   it has ended.
- *   dir_forget(): the guard's dir_begin (an odd dir_seq) comes before the
+ *   lfht_dir_forget(): the guard's dir_begin (an odd dir_seq) comes before the
  *   stripe flush, and each stripe lock/unlock orders it with the resolves
  *   that validate under that stripe: a resolve validating after the flush
  *   sees the odd count and does not insert; one that validated before has
@@ -98,7 +98,6 @@ struct lfht_cache {
 	/* read by lookups; read-only after create */
 	_Alignas(CACHELINE) struct cds_lfht *names;
 	uint64_t key[2];
-	struct impl_config cfg;
 	/* writers */
 	_Alignas(CACHELINE) pthread_mutex_t dir_lock;
 	_Atomic uint64_t nr_positive, nr_negative; /* entries in names now */
@@ -160,7 +159,7 @@ static struct lfht_entry *entry_alloc(struct lfht_cache *c, udc_ino dir, const c
 }
 
 /* Free an entry that was never in the table (or NULL). */
-static void entry_free_now(void *cp, void *ep)
+static void lfht_entry_free(void *cp, void *ep)
 {
 	struct lfht_cache *c = cp;
 	struct lfht_entry *e = ep;
@@ -261,7 +260,7 @@ static void entry_drop_locked(struct lfht_cache *c, uint64_t hash, const struct 
  * Delete every entry of directory dir: O(entries in the cache).  With
  * dir_lock held and the guard's dir_seq odd, no stripe lock held.
  */
-static void dir_forget(void *cp, udc_ino dir)
+static void lfht_dir_forget(void *cp, udc_ino dir)
 {
 	struct lfht_cache *c = cp;
 	struct cds_lfht_iter it;
@@ -330,34 +329,27 @@ static void lfht_dir_unlock(void *cp)
 	pthread_mutex_unlock(&c->dir_lock);
 }
 
-static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
-			const struct udc_call *call, struct udc_attr *out);
+/* The locks and the table. */
+static int lfht_init(void *cp)
+{
+	struct lfht_cache *c = cp;
 
-static const struct bl_ops lfht_ops = {
-	.rcu = true,
-	.resolve = lfht_resolve,
-	.lock = lfht_lock,
-	.unlock = lfht_unlock,
-	.entry_new = lfht_entry_new,
-	.publish_locked = lfht_publish_locked,
-	.entry_free = entry_free_now,
-	.drop_locked = lfht_drop_locked,
-	.dir_lock = lfht_dir_lock,
-	.dir_unlock = lfht_dir_unlock,
-	.dir_forget = dir_forget,
-};
+	memcpy(c->key, c->bl.cfg.hash_key, sizeof(c->key));
+	pthread_mutex_init(&c->dir_lock, NULL);
+	for (size_t i = 0; i < STRIPES; i++)
+		pthread_mutex_init(&c->stripes[i].lock, NULL);
+	c->names = cds_lfht_new_flavor(MIN_BUCKETS, MIN_BUCKETS, 0,
+				       CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
+				       &urcu_memb_flavor, NULL);
+	return c->names ? 0 : -ENOMEM;
+}
 
-/* ---------------------------------------------------------------------- */
-/* The interface */
-
-static void lfht_destroy(void *cp)
+static void lfht_fini(void *cp)
 {
 	struct lfht_cache *c = cp;
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
 
-	if (!c)
-		return;
 	if (c->names) {
 		bl_rcu_enter();
 		urcu_memb_read_lock();
@@ -372,34 +364,20 @@ static void lfht_destroy(void *cp)
 	for (size_t i = 0; i < STRIPES; i++)
 		pthread_mutex_destroy(&c->stripes[i].lock);
 	pthread_mutex_destroy(&c->dir_lock);
-	free(c);
 }
+
+static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+			const struct udc_call *call, struct udc_attr *out);
+
+static const struct bl_ops lfht_ops =
+	BL_OPS(lfht, true, lfht_lock, lfht_unlock, lfht_dir_lock, lfht_dir_unlock);
+
+/* ---------------------------------------------------------------------- */
+/* The interface */
 
 static void *lfht_create(const struct impl_config *cfg)
 {
-	struct lfht_cache *c = aligned_alloc(CACHELINE, sizeof(*c));
-
-	if (!c) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	memset(c, 0, sizeof(*c));
-	c->key[0] = cfg->hash_key[0];
-	c->key[1] = cfg->hash_key[1];
-	c->cfg = *cfg;
-	pthread_mutex_init(&c->dir_lock, NULL);
-	for (size_t i = 0; i < STRIPES; i++)
-		pthread_mutex_init(&c->stripes[i].lock, NULL);
-	bl_head_init(&c->bl, &lfht_ops, &c->cfg);
-	c->names = cds_lfht_new_flavor(MIN_BUCKETS, MIN_BUCKETS, 0,
-				       CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING,
-				       &urcu_memb_flavor, NULL);
-	if (!c->names) {
-		lfht_destroy(c);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return c;
+	return bl_create(cfg, sizeof(struct lfht_cache), &lfht_ops);
 }
 
 static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
@@ -484,10 +462,10 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 	/* A directory replaced at the target is gone. */
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)
-		dir_forget(c, target.ino);
+		lfht_dir_forget(c, target.ino);
 	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->dir_lock);
-	entry_free_now(c, fresh);
+	lfht_entry_free(c, fresh);
 	return 0;
 }
 

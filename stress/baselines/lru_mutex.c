@@ -95,7 +95,6 @@ struct lru_cache {
 	/* read-only after create */
 	size_t limit;
 	uint64_t key[2];
-	struct impl_config cfg;
 	/* lock-free */
 	struct bl_mem mem;
 };
@@ -222,7 +221,7 @@ static struct lru_entry *entry_alloc(struct lru_cache *c, uint64_t hash, udc_ino
 }
 
 /* Free an entry not in the cache (or NULL).  No lock needed. */
-static void entry_free(void *cp, void *ep)
+static void lru_entry_free(void *cp, void *ep)
 {
 	struct lru_cache *c = cp;
 	struct lru_entry *e = ep;
@@ -273,7 +272,7 @@ static void entry_drop_locked(struct lru_cache *c, struct lru_entry *e)
 	struct lru_dir *d = e->dir;
 
 	entry_unlink_locked(c, e);
-	entry_free(c, e);
+	lru_entry_free(c, e);
 	if (cds_list_empty(&d->children))
 		dir_free_locked(c, d);
 }
@@ -328,7 +327,7 @@ static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh)
 }
 
 /* Drop every name cached in directory ino. */
-static void dir_forget_locked(void *cp, udc_ino ino)
+static void lru_dir_forget(void *cp, udc_ino ino)
 {
 	struct lru_cache *c = cp;
 	struct lru_dir *d = dir_find_locked(c, ino);
@@ -338,7 +337,7 @@ static void dir_forget_locked(void *cp, udc_ino ino)
 		return;
 	cds_list_for_each_entry_safe(e, next, &d->children, sibling) {
 		entry_unlink_locked(c, e);
-		entry_free(c, e);
+		lru_entry_free(c, e);
 	}
 	dir_free_locked(c, d);
 }
@@ -413,59 +412,43 @@ static void lru_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *na
 		entry_drop_locked(cp, e);
 }
 
-static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
-		       const struct udc_call *call, struct udc_attr *out);
+/* The lock, the list and both tables. */
+static int lru_init(void *cp)
+{
+	struct lru_cache *c = cp;
+	const struct impl_config *cfg = &c->bl.cfg;
 
-static const struct bl_ops lru_ops = {
-	.rcu = false,
-	.resolve = lru_resolve,
-	.entry_new = lru_entry_new,
-	.publish_locked = lru_publish_locked,
-	.entry_free = entry_free,
-	.drop_locked = lru_drop_locked,
-	.dir_lock = lru_lock,
-	.dir_unlock = lru_unlock,
-	.dir_forget = dir_forget_locked,
-};
+	pthread_mutex_init(&c->lock, NULL);
+	CDS_INIT_LIST_HEAD(&c->lru);
+	c->limit = cfg->memory_limit ? cfg->memory_limit : DEFAULT_LIMIT;
+	memcpy(c->key, cfg->hash_key, sizeof(c->key));
+	if (table_init(c, &c->names, NAMES_BUCKETS) || table_init(c, &c->dirs, DIRS_BUCKETS))
+		return -ENOMEM; /* lru_fini(): table_fini() of a table never made frees NULL */
+	return 0;
+}
 
-/* ---------------------------------------------------------------------- */
-/* The interface */
-
-static void lru_destroy(void *cp)
+static void lru_fini(void *cp)
 {
 	struct lru_cache *c = cp;
 
-	if (!c)
-		return;
 	while (!cds_list_empty(&c->lru))
 		entry_drop_locked(c, caa_container_of(c->lru.next, struct lru_entry, lru));
 	table_fini(c, &c->names);
 	table_fini(c, &c->dirs);
 	pthread_mutex_destroy(&c->lock);
-	free(c);
 }
+
+static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+		       const struct udc_call *call, struct udc_attr *out);
+
+static const struct bl_ops lru_ops = BL_OPS(lru, false, NULL, NULL, lru_lock, lru_unlock);
+
+/* ---------------------------------------------------------------------- */
+/* The interface */
 
 static void *lru_create(const struct impl_config *cfg)
 {
-	struct lru_cache *c = calloc(1, sizeof(*c));
-
-	if (!c) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	pthread_mutex_init(&c->lock, NULL);
-	CDS_INIT_LIST_HEAD(&c->lru);
-	c->limit = cfg->memory_limit ? cfg->memory_limit : DEFAULT_LIMIT;
-	c->key[0] = cfg->hash_key[0];
-	c->key[1] = cfg->hash_key[1];
-	c->cfg = *cfg;
-	bl_head_init(&c->bl, &lru_ops, &c->cfg);
-	if (table_init(c, &c->names, NAMES_BUCKETS) || table_init(c, &c->dirs, DIRS_BUCKETS)) {
-		lru_destroy(c); /* table_fini() of a table never made frees NULL */
-		errno = ENOMEM;
-		return NULL;
-	}
-	return c;
+	return bl_create(cfg, sizeof(struct lru_cache), &lru_ops);
 }
 
 static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
@@ -494,7 +477,7 @@ static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 	pthread_mutex_lock(&c->lock);
 	r = lookup_locked(c, hash, dir, name, len, out);
 	struct bl_snap snap = bl_guard_snap(&c->bl.guard, hash);
-	if (r == UDC_MISS && c->cfg.backend)
+	if (r == UDC_MISS && c->bl.cfg.backend)
 		c->st.backend_calls++;
 	pthread_mutex_unlock(&c->lock);
 	if (r == UDC_POSITIVE)
@@ -540,12 +523,12 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		entry_drop_locked(c, target);
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (replaced != UDC_INO_NONE && replaced != moved_ino)
-		dir_forget_locked(c, replaced);
+		lru_dir_forget(c, replaced);
 	bl_guard_name_end(&c->bl.guard, nh);
 	bl_guard_name_end(&c->bl.guard, oh);
 	bl_guard_dir_end(&c->bl.guard);
 	pthread_mutex_unlock(&c->lock);
-	entry_free(c, fresh);
+	lru_entry_free(c, fresh);
 	return 0;
 }
 
