@@ -34,8 +34,10 @@
  * Locking:
  *   lock (the writer lock, a pthread mutex) serialises every ck_hs update
  *   (ck_hs_set, ck_hs_remove, grows and rebuilds inside them), the guard's
- *   changes and checks, and protects nr_positive, nr_negative and
- *   stale_answers.  Never held across a backend call.  ckh_allocating is
+ *   changes and checks, and protects nr_positive and nr_negative.  It is
+ *   both the names' lock and the directory-wide one of the shared calls
+ *   (struct bl_ops: lock NULL, dir_lock writer_lock).  Never held across a
+ *   backend call.  ckh_allocating is
  *   thread-local, set only by the holder of lock.
  *   Lookups take no lock: an RCU read section only.
  *
@@ -49,7 +51,7 @@
  *   (per-bucket generations).
  *   call_rcu frees an entry or array only after every read section that
  *   may hold it has ended.
- *   backend_calls is relaxed: a statistic.
+ *   The resolve counters (struct bl_head's) are relaxed: statistics.
  *
  * Limitations:
  *   The array never shrinks (ck_hs has no shrink; a rebuild keeps the

@@ -5,7 +5,10 @@
  * Owns: the argument checks beyond the name rules (those are
  * common/path.h's, udcache's own), the keyed name hash, the stale-answer guard, the path walk,
  * the byte counter of the allocation helpers, the backend call and stats
- * glue, and the urcu-memb thread registration of the RCU baselines.  No
+ * glue, the calls every baseline makes the same way over its struct
+ * bl_ops (create/destroy, add, add_negative, remove, rmdir,
+ * invalidate_dir, a resolve's miss), and the urcu-memb thread
+ * registration of the RCU baselines.  No
  * state of its own but the registration's thread-local flags: every other
  * object here belongs to a baseline's cache.
  *
@@ -32,6 +35,12 @@
  *   lfht.c's stripe flush does); and directory-wide changes are
  *   serialised by the caller (one bl_guard_dir_begin() .. dir_end() at a
  *   time), as seqcount writers must be.
+ *   The shared calls keep those rules with the baseline's hooks: a name's
+ *   change and a resolve's validated insert under ops->lock (or, NULL,
+ *   ops->dir_lock, the one lock), the guard's begin/end inside it;
+ *   rmdir and invalidate_dir under ops->dir_lock, the name's lock nested
+ *   in it, dir_forget after it is dropped.  No lock is held across the
+ *   backend call.
  *   bl_rcu_ready and bl_rcu_owned are thread-local.
  *
  * Ordering:
@@ -47,7 +56,8 @@
  *   the begin sees the count moved, and walks again.  dir_end's release
  *   RMW pairs with the acquire load in walk_seq_begin(): a walk that starts
  *   on the even count sees every change of that directory-wide change.
- *   bl_mem counts with relaxed RMWs: a statistic, ordered with nothing.
+ *   bl_mem, and bl_head's backend_calls and stale_answers, count with
+ *   relaxed RMWs: statistics, ordered with nothing.
  *
  * Limitations:
  *   ".." as the first component of a walk costs a resolve of the name

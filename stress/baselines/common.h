@@ -20,10 +20,18 @@
  *    retried when the guard's rename sequence moved (the kernel's
  *    rename_lock seqlock), so that a walk never returns a path that did not
  *    exist as a whole;
+ *  - struct bl_head (first in every baseline's cache) and struct bl_ops (a
+ *    baseline's locks and table behind hooks): the calls that are the same
+ *    in every baseline but for those, written once (bl_create, bl_destroy,
+ *    bl_add, bl_add_negative, bl_remove, bl_rmdir, bl_invalidate_dir, a
+ *    resolve's miss), and BL_OPS/BL_IMPL to make a baseline's tables.
+ *    Lookups, and a resolve's hit, stay each baseline's own direct code:
+ *    the hooks are for mutations, misses, walks and set-up only;
  *  - bl_mem: bytes allocated, counted by the allocation helpers.
  *
- * Locking: struct bl_guard is lock-free (atomic counters); bl_mem is an
- * atomic counter.  Neither takes a lock.
+ * Locking: struct bl_guard is lock-free (atomic counters); bl_mem and
+ * bl_head's counters are atomic counters.  None takes a lock; the shared
+ * calls take the baseline's, through its bl_ops hooks.
  *
  * Ordering: see stress/baselines/common.c.
  */

@@ -113,7 +113,8 @@
  *   rename_lock (a mutex; the kernel's is a seqlock's spinlock) serialises
  *     rename, rmdir and invalidate_dir: the guard's dir_seq is their
  *     sequence (bl_guard_dir_begin/end), and a sequence has one writer at
- *     a time.  The model holds it across rmdir's O(n) walk; the kernel's
+ *     a time.  It is the dir_lock hook of the shared calls (common.c's
+ *     invalidate_dir).  The model holds it across rmdir's O(n) walk; the kernel's
  *     rmdir takes no rename_lock.
  *   directory object d_lock: its d_subdirs, and the creation of children
  *     (every name is hashed with its parent's d_lock held, after checking

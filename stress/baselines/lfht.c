@@ -25,10 +25,13 @@
  *
  * Locking (outermost first):
  *   dir_lock     serialises directory-wide changes (rename, rmdir,
- *                invalidate_dir): the guard's dir_seq writers.
+ *                invalidate_dir): the guard's dir_seq writers (the shared
+ *                calls' dir_lock hook).
  *   stripe lock  every table change of the names hashed to the stripe, and
  *                the guard check before a resolve's insert.  rename takes
- *                two, in address order.  Never held across a backend call
+ *                two, in address order.  The shared calls' lock hook
+ *                (common.c: add, remove, rmdir, a resolve's insert).
+ *                Never held across a backend call
  *                nor while lfht_dir_forget() flushes them.
  *   lookups take no lock: rcu_read_lock only.
  *
@@ -45,7 +48,8 @@
  *   sees the odd count and does not insert; one that validated before has
  *   inserted before the flush passed its stripe, so the scan, which starts
  *   after the flush, finds and deletes its entry.
- *   The counters are relaxed: statistics, ordered with nothing.
+ *   The counters (and struct bl_head's resolve counters) are relaxed:
+ *   statistics, ordered with nothing.
  *
  * Limitations:
  *   rmdir and invalidate_dir are O(cache) and hold one RCU read section
@@ -64,7 +68,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define STRIPES 256	 /* stripe locks, by hash */

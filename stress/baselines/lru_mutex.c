@@ -27,14 +27,18 @@
  *
  * Locking:
  *   lock (one pthread mutex) protects names, dirs, lru, every entry and
- *   directory object, and the counters in st.  The guard's counts are
- *   changed under it too (so bl_guard_valid() under it is exact).  No
+ *   directory object, and the counters in st (stale_answers is struct
+ *   bl_head's, relaxed).  The guard's counts are changed under it too (so
+ *   bl_guard_valid() under it is exact).  It is both the names' lock and
+ *   the directory-wide one of the shared calls (struct bl_ops: lock NULL,
+ *   dir_lock lru_lock).  No
  *   call holds it across a backend call.  Allocation of entries happens
  *   before it is taken; directory objects and grown tables are allocated
  *   under it.
  *
  * Ordering:
- *   None beyond the mutex here; the guard's own ordering (its snapshot
+ *   None beyond the mutex here (stale_answers: a relaxed statistic); the
+ *   guard's own ordering (its snapshot
  *   before the backend call, walks as dir_seq readers) is in common.c.
  *
  * Limitations:
@@ -48,7 +52,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define NAMES_BUCKETS 1024 /* initial sizes; both tables double from there */
