@@ -420,11 +420,10 @@ static void *ckh_create(const struct impl_config *cfg)
 static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct ckh_cache *c = cp;
-	int r = call_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 
 	if (r)
 		return r;
-	bl_rcu_enter();
 	struct ckh_key k = key_of(c, dir, name, len);
 	return lookup_name(c, &k, out);
 }

@@ -108,13 +108,30 @@ int bl_add_check(const void *c, udc_ino dir, const char *name, size_t len,
 	return 0;
 }
 
+/* The lock of directory-wide changes: the baseline's hook, or its mutex. */
+static void dir_lock(struct bl_head *h)
+{
+	if (h->ops->dir_lock)
+		h->ops->dir_lock(h);
+	else
+		pthread_mutex_lock(h->dir_mutex);
+}
+
+static void dir_unlock(struct bl_head *h)
+{
+	if (h->ops->dir_unlock)
+		h->ops->dir_unlock(h);
+	else
+		pthread_mutex_unlock(h->dir_mutex);
+}
+
 /* The lock of a name's changes: its own, or the baseline's one lock. */
 static void name_lock(struct bl_head *h, uint64_t hash)
 {
 	if (h->ops->lock)
 		h->ops->lock(h, hash);
 	else
-		h->ops->dir_lock(h);
+		dir_lock(h);
 }
 
 static void name_unlock(struct bl_head *h, uint64_t hash)
@@ -122,7 +139,7 @@ static void name_unlock(struct bl_head *h, uint64_t hash)
 	if (h->ops->unlock)
 		h->ops->unlock(h, hash);
 	else
-		h->ops->dir_unlock(h);
+		dir_unlock(h);
 }
 
 /* A mutation of one name: e (NULL: remove) made its answer under the name's lock. */
@@ -192,11 +209,11 @@ int bl_invalidate_dir(void *c, udc_ino dir)
 		return -EINVAL;
 	if (h->ops->rcu)
 		bl_rcu_enter();
-	h->ops->dir_lock(h);
+	dir_lock(h);
 	bl_guard_dir_begin(&h->guard);
 	h->ops->dir_forget(h, dir);
 	bl_guard_dir_end(&h->guard);
-	h->ops->dir_unlock(h);
+	dir_unlock(h);
 	return 0;
 }
 
@@ -212,7 +229,7 @@ int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 	struct udc_attr was;
 	if (ops->rcu)
 		bl_rcu_enter();
-	ops->dir_lock(h);
+	dir_lock(h);
 	bl_guard_dir_begin(&h->guard);
 	if (ops->lock) /* else dir_lock is the names' lock too */
 		ops->lock(h, hash);
@@ -226,7 +243,7 @@ int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 	if (dir != UDC_INO_NONE)
 		ops->dir_forget(h, dir);
 	bl_guard_dir_end(&h->guard);
-	ops->dir_unlock(h);
+	dir_unlock(h);
 	return 0;
 }
 
@@ -260,7 +277,7 @@ int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, c
 		name_lock(h, hash);
 		if (bl_guard_valid(&h->guard, hash, snap))
 			ops->publish_locked(h, hash, &e); /* -ENOMEM: not cached */
-		else /* relaxed: a statistic (see Ordering) */
+		else					  /* relaxed: a statistic (see Ordering) */
 			atomic_fetch_add_explicit(&h->stale_answers, 1, memory_order_relaxed);
 		name_unlock(h, hash);
 		ops->entry_free(h, e);

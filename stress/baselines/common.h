@@ -38,6 +38,7 @@
 #ifndef UDC_STRESS_BASELINES_COMMON_H
 #define UDC_STRESS_BASELINES_COMMON_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -114,7 +115,7 @@ struct bl_ops {
 			    struct udc_attr *was);
 	/* The lock serialising directory-wide changes, and the dropping of
 	 * every name of dir under it (the guard's dir_seq odd), for rmdir and
-	 * invalidate_dir. */
+	 * invalidate_dir; dir_lock NULL: bl_head.dir_mutex is that lock. */
 	void (*dir_lock)(void *c);
 	void (*dir_unlock)(void *c);
 	void (*dir_forget)(void *c, udc_ino dir);
@@ -161,6 +162,7 @@ struct bl_ops {
 struct bl_head {
 	const struct bl_ops *ops;
 	struct impl_config cfg;
+	pthread_mutex_t *dir_mutex; /* see bl_ops.dir_lock; set at create */
 	/* bl_resolve_miss()'s counters (kernel.c counts in its own stripes) */
 	_Atomic uint64_t backend_calls, stale_answers;
 	struct bl_guard guard;
@@ -256,6 +258,18 @@ static inline void bl_rcu_enter(void)
 {
 	if (__builtin_expect(!bl_rcu_ready, 0))
 		bl_rcu_register_slow();
+}
+
+/* call_check(), then (the arguments good) bl_rcu_enter(): the start of
+ * every call of an RCU baseline on a name. */
+static inline int bl_check_rcu(const void *c, udc_ino dir, const char *name, size_t len)
+{
+	int r = call_check(c, dir, name, len);
+
+	if (r)
+		return r;
+	bl_rcu_enter();
+	return 0;
 }
 
 #endif /* UDC_STRESS_BASELINES_COMMON_H */

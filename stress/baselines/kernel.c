@@ -113,8 +113,7 @@
  *   rename_lock (a mutex; the kernel's is a seqlock's spinlock) serialises
  *     rename, rmdir and invalidate_dir: the guard's dir_seq is their
  *     sequence (bl_guard_dir_begin/end), and a sequence has one writer at
- *     a time.  It is the dir_lock hook of the shared calls (common.c's
- *     invalidate_dir).  The model holds it across rmdir's O(n) walk; the kernel's
+ *     a time.  It is bl_head.dir_mutex, for common.c's invalidate_dir.  The model holds it across rmdir's O(n) walk; the kernel's
  *     rmdir takes no rename_lock.
  *   directory object d_lock: its d_subdirs, and the creation of children
  *     (every name is hashed with its parent's d_lock held, after checking
@@ -1253,16 +1252,6 @@ static void d_dir_set_cookie(struct kd_dentry *dir, uint64_t cookie)
 /* ---------------------------------------------------------------------- */
 /* The interface: lookups */
 
-static int kd_check(void *c, udc_ino dir, const char *name, size_t len)
-{
-	int r = call_check(c, dir, name, len);
-
-	if (r)
-		return r;
-	bl_rcu_enter();
-	return 0;
-}
-
 /* ".." of dir: the root's is the root; others' from the directory object. */
 static int kd_lookup_dotdot(struct kd_cache *c, udc_ino dir, struct udc_attr *out)
 {
@@ -1338,7 +1327,7 @@ static int kd_lookup_name(struct kd_cache *c, const struct kd_key *k, struct udc
 static int kd_lookup(void *cv, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -1419,7 +1408,7 @@ static int kd_resolve(void *cv, udc_ino dir, const char *name, size_t len,
 		      const struct udc_call *call, struct udc_attr *out)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -1527,7 +1516,7 @@ static int kd_add_dotdot(struct kd_cache *c, udc_ino dir, const struct udc_attr 
 static int kd_add(void *cv, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 
 	if (r)
 		return r;
@@ -1542,7 +1531,7 @@ static int kd_add(void *cv, udc_ino dir, const char *name, size_t len, const str
 static int kd_add_negative(void *cv, udc_ino dir, const char *name, size_t len, uint32_t client)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 
 	(void)client;
 	if (r)
@@ -1581,7 +1570,7 @@ static void kd_delete(struct kd_cache *c, const struct kd_key *k, struct udc_att
 static int kd_remove(void *cv, udc_ino dir, const char *name, size_t len)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 	struct udc_attr was;
 
 	if (r)
@@ -1598,7 +1587,7 @@ static int kd_remove(void *cv, udc_ino dir, const char *name, size_t len)
 static int kd_rmdir(void *cv, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
 	struct kd_cache *c = cv;
-	int r = kd_check(c, parent, name, len);
+	int r = bl_check_rcu(c, parent, name, len);
 	struct udc_attr was, cur;
 
 	if (r)
@@ -1830,19 +1819,6 @@ static void kd_stats(void *cv, struct udc_stats *st)
 static void kd_destroy(void *cv);
 
 /* The shared calls' hooks (struct bl_ops): walk and invalidate_dir only. */
-static void kd_rename_lock(void *cv)
-{
-	struct kd_cache *c = cv;
-
-	pthread_mutex_lock(&c->rename_lock);
-}
-
-static void kd_rename_unlock(void *cv)
-{
-	struct kd_cache *c = cv;
-
-	pthread_mutex_unlock(&c->rename_lock);
-}
 
 /* invalidate_dir: the walk of rmdir with the directory object kept. */
 static void kd_invalidate_locked(void *cv, udc_ino dir)
@@ -1853,8 +1829,6 @@ static void kd_invalidate_locked(void *cv, udc_ino dir)
 static const struct bl_ops kd_ops = {
 	.rcu = true,
 	.resolve = kd_resolve,
-	.dir_lock = kd_rename_lock,
-	.dir_unlock = kd_rename_unlock,
 	.dir_forget = kd_invalidate_locked,
 };
 
@@ -1878,6 +1852,7 @@ static void *kd_create(const struct impl_config *cfg)
 	c->min_wmark = c->target > INT64_MAX - gap ? INT64_MAX : c->target + gap;
 	bl_head_init(&c->bl, &kd_ops, &c->cfg);
 	pthread_mutex_init(&c->rename_lock, NULL);
+	c->bl.dir_mutex = &c->rename_lock;
 	pthread_mutex_init(&c->throttle_lock, NULL);
 	pthread_mutex_init(&c->wake_lock, NULL);
 	pthread_cond_init(&c->wake_cond, NULL);

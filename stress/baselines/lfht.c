@@ -26,7 +26,7 @@
  * Locking (outermost first):
  *   dir_lock     serialises directory-wide changes (rename, rmdir,
  *                invalidate_dir): the guard's dir_seq writers (the shared
- *                calls' dir_lock hook).
+ *                calls' bl_head.dir_mutex).
  *   stripe lock  every table change of the names hashed to the stripe, and
  *                the guard check before a resolve's insert.  rename takes
  *                two, in address order.  The shared calls' lock hook
@@ -318,20 +318,6 @@ static void lfht_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *n
 	entry_drop_locked(cp, hash, &k, was);
 }
 
-static void lfht_dir_lock(void *cp)
-{
-	struct lfht_cache *c = cp;
-
-	pthread_mutex_lock(&c->dir_lock);
-}
-
-static void lfht_dir_unlock(void *cp)
-{
-	struct lfht_cache *c = cp;
-
-	pthread_mutex_unlock(&c->dir_lock);
-}
-
 /* The locks and the table. */
 static int lfht_init(void *cp)
 {
@@ -339,6 +325,7 @@ static int lfht_init(void *cp)
 
 	memcpy(c->key, c->bl.cfg.hash_key, sizeof(c->key));
 	pthread_mutex_init(&c->dir_lock, NULL);
+	c->bl.dir_mutex = &c->dir_lock;
 	for (size_t i = 0; i < STRIPES; i++)
 		pthread_mutex_init(&c->stripes[i].lock, NULL);
 	c->names = cds_lfht_new_flavor(MIN_BUCKETS, MIN_BUCKETS, 0,
@@ -372,8 +359,7 @@ static void lfht_fini(void *cp)
 static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 			const struct udc_call *call, struct udc_attr *out);
 
-static const struct bl_ops lfht_ops =
-	BL_OPS(lfht, true, lfht_lock, lfht_unlock, lfht_dir_lock, lfht_dir_unlock);
+static const struct bl_ops lfht_ops = BL_OPS(lfht, true, lfht_lock, lfht_unlock, NULL, NULL);
 
 /* ---------------------------------------------------------------------- */
 /* The interface */
@@ -386,11 +372,10 @@ static void *lfht_create(const struct impl_config *cfg)
 static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct lfht_cache *c = cp;
-	int r = call_check(c, dir, name, len);
+	int r = bl_check_rcu(c, dir, name, len);
 
 	if (r)
 		return r;
-	bl_rcu_enter();
 	struct lfht_key k = { .dir = dir, .name = name, .len = len };
 	return lookup_name(c, bl_hash(c->key, dir, name, len), &k, out);
 }

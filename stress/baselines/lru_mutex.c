@@ -30,8 +30,8 @@
  *   directory object, and the counters in st (stale_answers is struct
  *   bl_head's, relaxed).  The guard's counts are changed under it too (so
  *   bl_guard_valid() under it is exact).  It is both the names' lock and
- *   the directory-wide one of the shared calls (struct bl_ops: lock NULL,
- *   dir_lock lru_lock).  No
+ *   the directory-wide one of the shared calls (struct bl_ops: no lock
+ *   hooks, bl_head.dir_mutex).  No
  *   call holds it across a backend call.  Allocation of entries happens
  *   before it is taken; directory objects and grown tables are allocated
  *   under it.
@@ -370,20 +370,6 @@ static int lookup_locked(struct lru_cache *c, uint64_t hash, udc_ino dir, const 
 /* ---------------------------------------------------------------------- */
 /* The shared calls' hooks (struct bl_ops): the one lock for every name */
 
-static void lru_lock(void *cp)
-{
-	struct lru_cache *c = cp;
-
-	pthread_mutex_lock(&c->lock);
-}
-
-static void lru_unlock(void *cp)
-{
-	struct lru_cache *c = cp;
-
-	pthread_mutex_unlock(&c->lock);
-}
-
 static void *lru_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
 			   const struct udc_attr *attr)
 {
@@ -422,6 +408,7 @@ static int lru_init(void *cp)
 	const struct impl_config *cfg = &c->bl.cfg;
 
 	pthread_mutex_init(&c->lock, NULL);
+	c->bl.dir_mutex = &c->lock;
 	CDS_INIT_LIST_HEAD(&c->lru);
 	c->limit = cfg->memory_limit ? cfg->memory_limit : DEFAULT_LIMIT;
 	memcpy(c->key, cfg->hash_key, sizeof(c->key));
@@ -444,7 +431,7 @@ static void lru_fini(void *cp)
 static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out);
 
-static const struct bl_ops lru_ops = BL_OPS(lru, false, NULL, NULL, lru_lock, lru_unlock);
+static const struct bl_ops lru_ops = BL_OPS(lru, false, NULL, NULL, NULL, NULL);
 
 /* ---------------------------------------------------------------------- */
 /* The interface */
