@@ -1608,45 +1608,23 @@ static int kd_rmdir(void *cv, udc_ino parent, const char *name, size_t len, udc_
 	return 0;
 }
 
-static void lock_two(struct kd_lockref *a, struct kd_lockref *b)
-{
-	if (a == b) {
-		lockref_lock(a);
-	} else if (a < b) {
-		lockref_lock(a);
-		lockref_lock(b);
-	} else {
-		lockref_lock(b);
-		lockref_lock(a);
-	}
-}
-
-static void unlock_two(struct kd_lockref *a, struct kd_lockref *b)
-{
-	lockref_unlock(a);
-	if (a != b)
-		lockref_unlock(b);
-}
-
-static void bl_lock_two(struct kd_bl_head *a, struct kd_bl_head *b)
-{
-	if (a == b) {
-		hlist_bl_lock(a);
-	} else if (a < b) {
-		hlist_bl_lock(a);
-		hlist_bl_lock(b);
-	} else {
-		hlist_bl_lock(b);
-		hlist_bl_lock(a);
-	}
-}
-
-static void bl_unlock_two(struct kd_bl_head *a, struct kd_bl_head *b)
-{
-	hlist_bl_unlock(a);
-	if (a != b)
-		hlist_bl_unlock(b);
-}
+/*
+ * rename's pairs of locks (two parents' d_locks, two buckets' bit locks):
+ * lock() both in address order, once when a == b; unlock() both.  a and b
+ * are evaluated more than once: pointers with no side effects.
+ */
+#define LOCK_TWO(a, b, lock)                         \
+	do {                                         \
+		lock((a) < (b) ? (a) : (b));         \
+		if ((a) != (b))                      \
+			lock((a) < (b) ? (b) : (a)); \
+	} while (0)
+#define UNLOCK_TWO(a, b, unlock)   \
+	do {                       \
+		unlock(a);         \
+		if ((a) != (b))    \
+			unlock(b); \
+	} while (0)
 
 /*
  * d, unhashed already, locked, child of locked p: free it now if unused
@@ -1679,7 +1657,7 @@ static void kd_rename_rehash_locked(struct kd_cache *c, const struct kd_key *okp
 {
 	struct kd_bl_head *ob = kd_bucket(c, okp->hash), *nb = kd_bucket(c, nkp->hash);
 
-	bl_lock_two(ob, nb);
+	LOCK_TWO(ob, nb, hlist_bl_lock);
 	if (d) {
 		hlist_bl_del_rcu(&d->d_hash);
 		d_flags_set(d, 0, DCACHE_HASHED);
@@ -1695,7 +1673,7 @@ static void kd_rename_rehash_locked(struct kd_cache *c, const struct kd_key *okp
 		cds_list_add(&n->d_child, &np->d_subdirs);
 		__d_rehash_locked(c, n);
 	}
-	bl_unlock_two(ob, nb);
+	UNLOCK_TWO(ob, nb, hlist_bl_unlock);
 }
 
 /* After kd_rename: the moved directory's parent is ndir; a directory replaced
@@ -1745,7 +1723,7 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 	bl_guard_name_begin(&c->bl.guard, ok.hash);
 	bl_guard_name_begin(&c->bl.guard, nk.hash);
 	/* rmdir, the only unhasher of a referenced directory object, is excluded */
-	lock_two(&op->d_lockref, &np->d_lockref);
+	LOCK_TWO(&op->d_lockref, &np->d_lockref, lockref_lock);
 
 	struct kd_dentry *d = d_child_lock(c, &ok);
 	struct kd_dentry *t = d_child_lock(c, &nk);
@@ -1765,7 +1743,7 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 	if (t)
 		d_kill_or_leave(c, t, np);
 	rcu_read_unlock();
-	unlock_two(&op->d_lockref, &np->d_lockref);
+	UNLOCK_TWO(&op->d_lockref, &np->d_lockref, lockref_unlock);
 
 	kd_rename_fix_dirs(c, known, &was, moved, &target, ndir);
 
