@@ -404,18 +404,8 @@ static void ckh_fini(void *cp)
 	pthread_mutex_destroy(&c->lock);
 }
 
-static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
-		       const struct udc_call *call, struct udc_attr *out);
-
-static const struct bl_ops ckh_ops = BL_OPS(ckh, true, NULL, NULL, writer_lock, writer_unlock);
-
 /* ---------------------------------------------------------------------- */
 /* The interface */
-
-static void *ckh_create(const struct impl_config *cfg)
-{
-	return bl_create(cfg, sizeof(struct ckh_cache), &ckh_ops);
-}
 
 static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
@@ -442,17 +432,12 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		      const char *nname, size_t nlen, udc_ino moved)
 {
 	struct ckh_cache *c = cp;
-	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
-
-	if (r)
-		return r < 0 ? r : 0;
 	struct ckh_key ok = key_of(c, odir, oname, olen);
 	struct ckh_key nk = key_of(c, ndir, nname, nlen);
 	/* The new name's entry, its attr filled once the old one is known. */
 	struct ckh_entry *fresh = entry_alloc(c, &nk, NULL);
 	if (!fresh)
 		return -ENOMEM;
-	bl_rcu_enter();
 	struct udc_attr was, target = { .ino = UDC_INO_NONE };
 
 	writer_lock(c);
@@ -478,6 +463,13 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	writer_unlock(c);
 	ckh_entry_free(c, fresh);
 	return 0;
+}
+
+static const struct bl_ops ckh_ops = BL_OPS(ckh, true, NULL, NULL, writer_lock, writer_unlock);
+
+static void *ckh_create(const struct impl_config *cfg)
+{
+	return bl_create(cfg, sizeof(struct ckh_cache), &ckh_ops);
 }
 
 static void ckh_stats(void *cp, struct udc_stats *st)

@@ -247,9 +247,10 @@ int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 	return 0;
 }
 
-int bl_rename_check(const void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
-		    const char *nname, size_t nlen)
+int bl_rename(void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+	      const char *nname, size_t nlen, udc_ino moved)
 {
+	struct bl_head *h = c;
 	int r = call_check(c, ndir, nname, nlen);
 
 	if (r)
@@ -259,7 +260,11 @@ int bl_rename_check(const void *c, udc_ino odir, const char *oname, size_t olen,
 		return r;
 	if (name_is_dotdot(oname, olen) || name_is_dotdot(nname, nlen))
 		return -EINVAL;
-	return odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0;
+	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
+		return 0;
+	if (h->ops->rcu)
+		bl_rcu_enter();
+	return h->ops->rename(c, odir, oname, olen, ndir, nname, nlen, moved);
 }
 
 int bl_resolve_fetch(void *c, uint64_t hash, struct bl_snap snap, udc_ino dir, const char *name,

@@ -119,6 +119,10 @@ struct bl_ops {
 	void (*dir_lock)(void *c);
 	void (*dir_unlock)(void *c);
 	void (*dir_forget)(void *c, udc_ino dir);
+	/* impl->rename once bl_rename() checked it: the names are good and
+	 * differ, and bl_rcu_enter() is done (rcu). */
+	int (*rename)(void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+		      const char *nname, size_t nlen, udc_ino moved);
 };
 
 /*
@@ -132,7 +136,7 @@ struct bl_ops {
 		.lock = name_lock, .unlock = name_unlock, .entry_new = p##_entry_new,             \
 		.publish_locked = p##_publish_locked, .entry_free = p##_entry_free,               \
 		.drop_locked = p##_drop_locked, .dir_lock = dirs_lock, .dir_unlock = dirs_unlock, \
-		.dir_forget = p##_dir_forget                                                      \
+		.dir_forget = p##_dir_forget, .rename = p##_rename                                \
 	}
 
 /*
@@ -143,7 +147,7 @@ struct bl_ops {
  */
 #define BL_IMPL_BASE(p, nm, sum, bnd)                                                           \
 	.name = nm, .summary = sum, .bounded = bnd, .create = p##_create, .lookup = p##_lookup, \
-	.resolve = p##_resolve, .walk = bl_walk, .rename = p##_rename,                          \
+	.resolve = p##_resolve, .walk = bl_walk, .rename = bl_rename,                           \
 	.invalidate_dir = bl_invalidate_dir, .stats = p##_stats
 #define BL_IMPL(p, nm, sum, bnd)                                                      \
 	{                                                                             \
@@ -206,10 +210,10 @@ int bl_invalidate_dir(void *c, udc_ino dir);
 /* impl->rmdir: as a directory-wide change, drop (parent, name), then
  * dir_forget() dir (UDC_INO_NONE: the dropped name's, if a directory). */
 int bl_rmdir(void *c, udc_ino parent, const char *name, size_t len, udc_ino dir);
-/* rename's checks: call_check() of the new name then the old, -EINVAL for
- * "..", 1 when old and new are one name (nothing to do), else 0. */
-int bl_rename_check(const void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
-		    const char *nname, size_t nlen);
+/* impl->rename: call_check() of the new name then the old, -EINVAL for
+ * "..", 0 when old and new are one name, else ops->rename. */
+int bl_rename(void *c, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,
+	      const char *nname, size_t nlen, udc_ino moved);
 
 /* Bytes a baseline holds; the baselines add and subtract as they allocate. */
 struct bl_mem {

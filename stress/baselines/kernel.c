@@ -1699,12 +1699,6 @@ static int kd_rename(void *cv, udc_ino odir, const char *oname, size_t olen, udc
 		     const char *nname, size_t nlen, udc_ino moved)
 {
 	struct kd_cache *c = cv;
-	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
-
-	if (r)
-		return r < 0 ? r : 0;
-	bl_rcu_enter();
-
 	struct kd_key ok = kd_key_name(c, odir, oname, olen);
 	struct kd_key nk = kd_key_name(c, ndir, nname, nlen);
 	struct kd_dentry *n = d_alloc(c, &nk, false);
@@ -1796,7 +1790,7 @@ static void kd_stats(void *cv, struct udc_stats *st)
 
 static void kd_destroy(void *cv);
 
-/* The shared calls' hooks (struct bl_ops): walk and invalidate_dir only. */
+/* The shared calls' hooks (struct bl_ops): walk, rename and invalidate_dir only. */
 
 /* invalidate_dir: the walk of rmdir with the directory object kept. */
 static void kd_invalidate_locked(void *cv, udc_ino dir)
@@ -1808,6 +1802,7 @@ static const struct bl_ops kd_ops = {
 	.rcu = true,
 	.resolve = kd_resolve,
 	.dir_forget = kd_invalidate_locked,
+	.rename = kd_rename,
 };
 
 static void *kd_create(const struct impl_config *cfg)

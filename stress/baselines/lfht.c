@@ -356,18 +356,8 @@ static void lfht_fini(void *cp)
 	pthread_mutex_destroy(&c->dir_lock);
 }
 
-static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
-			const struct udc_call *call, struct udc_attr *out);
-
-static const struct bl_ops lfht_ops = BL_OPS(lfht, true, lfht_lock, lfht_unlock, NULL, NULL);
-
 /* ---------------------------------------------------------------------- */
 /* The interface */
-
-static void *lfht_create(const struct impl_config *cfg)
-{
-	return bl_create(cfg, sizeof(struct lfht_cache), &lfht_ops);
-}
 
 static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
@@ -413,15 +403,10 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 		       const char *nname, size_t nlen, udc_ino moved)
 {
 	struct lfht_cache *c = cp;
-	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
-
-	if (r)
-		return r < 0 ? r : 0;
 	/* The new name's entry, its attr filled once the old one is known. */
 	struct lfht_entry *fresh = entry_alloc(c, ndir, nname, nlen, NULL);
 	if (!fresh)
 		return -ENOMEM;
-	bl_rcu_enter();
 	uint64_t oh = bl_hash(c->key, odir, oname, olen);
 	uint64_t nh = bl_hash(c->key, ndir, nname, nlen);
 	struct lfht_key ok = { .dir = odir, .name = oname, .len = olen };
@@ -465,6 +450,13 @@ static uint64_t buckets_bytes(uint64_t entries)
 	while (buckets < entries)
 		buckets <<= 1;
 	return buckets * sizeof(struct cds_lfht_node);
+}
+
+static const struct bl_ops lfht_ops = BL_OPS(lfht, true, lfht_lock, lfht_unlock, NULL, NULL);
+
+static void *lfht_create(const struct impl_config *cfg)
+{
+	return bl_create(cfg, sizeof(struct lfht_cache), &lfht_ops);
 }
 
 static void lfht_stats(void *cp, struct udc_stats *st)

@@ -428,18 +428,8 @@ static void lru_fini(void *cp)
 	pthread_mutex_destroy(&c->lock);
 }
 
-static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
-		       const struct udc_call *call, struct udc_attr *out);
-
-static const struct bl_ops lru_ops = BL_OPS(lru, false, NULL, NULL, NULL, NULL);
-
 /* ---------------------------------------------------------------------- */
 /* The interface */
-
-static void *lru_create(const struct impl_config *cfg)
-{
-	return bl_create(cfg, sizeof(struct lru_cache), &lru_ops);
-}
 
 static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
@@ -481,10 +471,6 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 		      const char *nname, size_t nlen, udc_ino moved)
 {
 	struct lru_cache *c = cp;
-	int r = bl_rename_check(c, odir, oname, olen, ndir, nname, nlen);
-
-	if (r)
-		return r < 0 ? r : 0;
 	uint64_t oh = bl_hash(c->key, odir, oname, olen);
 	uint64_t nh = bl_hash(c->key, ndir, nname, nlen);
 	struct lru_entry *fresh = entry_alloc(c, nh, ndir, nname, nlen);
@@ -520,6 +506,13 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	pthread_mutex_unlock(&c->lock);
 	lru_entry_free(c, fresh);
 	return 0;
+}
+
+static const struct bl_ops lru_ops = BL_OPS(lru, false, NULL, NULL, NULL, NULL);
+
+static void *lru_create(const struct impl_config *cfg)
+{
+	return bl_create(cfg, sizeof(struct lru_cache), &lru_ops);
 }
 
 static void lru_stats(void *cp, struct udc_stats *st)
