@@ -407,7 +407,9 @@ static void ckh_fini(void *cp)
 /* ---------------------------------------------------------------------- */
 /* The interface */
 
-static int ckh_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+/* Inlined into resolve: a resolve's hit costs what a lookup does. */
+static inline __attribute__((always_inline)) int ckh_lookup(void *cp, udc_ino dir, const char *name,
+							    size_t len, struct udc_attr *out)
 {
 	struct ckh_cache *c = cp;
 	int r = bl_check_rcu(c, dir, name, len);

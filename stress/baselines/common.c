@@ -6,8 +6,8 @@
  * common/path.h's, udcache's own), the keyed name hash, the stale-answer guard, the path walk,
  * the byte counter of the allocation helpers, the backend call and stats
  * glue, the calls every baseline makes the same way over its struct
- * bl_ops (create/destroy, add, add_negative, remove, rmdir,
- * invalidate_dir, a resolve's miss), and the urcu-memb thread
+ * bl_ops (create/destroy, add, add_negative, remove, rename's checks,
+ * rmdir, invalidate_dir, a resolve's miss), and the urcu-memb thread
  * registration of the RCU baselines.  No
  * state of its own but the registration's thread-local flags: every other
  * object here belongs to a baseline's cache.

@@ -23,8 +23,9 @@
  *  - struct bl_head (first in every baseline's cache) and struct bl_ops (a
  *    baseline's locks and table behind hooks): the calls that are the same
  *    in every baseline but for those, written once (bl_create, bl_destroy,
- *    bl_add, bl_add_negative, bl_remove, bl_rmdir, bl_invalidate_dir, a
- *    resolve's miss), and BL_OPS/BL_IMPL to make a baseline's tables.
+ *    bl_add, bl_add_negative, bl_remove, bl_rename's checks, bl_rmdir,
+ *    bl_invalidate_dir, a resolve's miss), and BL_OPS/BL_IMPL to make a
+ *    baseline's tables.
  *    Lookups, and a resolve's hit, stay each baseline's own direct code:
  *    the hooks are for mutations, misses, walks and set-up only;
  *  - bl_mem: bytes allocated, counted by the allocation helpers.

@@ -359,7 +359,9 @@ static void lfht_fini(void *cp)
 /* ---------------------------------------------------------------------- */
 /* The interface */
 
-static int lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+/* Inlined into resolve: a resolve's hit costs what a lookup does. */
+static inline __attribute__((always_inline)) int
+lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct lfht_cache *c = cp;
 	int r = bl_check_rcu(c, dir, name, len);
