@@ -1424,17 +1424,18 @@ static bool fill_tell(udc_ino d, uint64_t since, bool by_resolve)
 		struct ment *x = &M.e[i];
 		if (x->dir != d || x->told > since)
 			continue;
-		x->told = seq;
 		if (!by_resolve) {
 			expect_rc(udc_add(C, d, x->name, x->len, &x->attr), 0, "udc_add (fill)");
+			x->told = seq;
 			continue;
 		}
 		struct udc_attr a;
 		int r = udc_resolve(C, d, x->name, x->len, NULL, &a);
 		if (r == -EAGAIN && !have_backend)
-			return false;
+			return false;   /* not told: a later fill must tell it */
 		expect_rc(r, 0, "udc_resolve (fill)");
 		attr_must_equal(&a, &x->attr, false, "udc_resolve (fill)");
+		x->told = seq;
 	}
 	return true;
 }
