@@ -42,7 +42,7 @@
  *   Lookups take no lock: an RCU read section only.
  *
  * Ordering:
- *   entry_publish_locked()'s release fence orders an entry's fields before
+ *   ckh_entry_publish_locked()'s release fence orders an entry's fields before
  *   ck_hs_set's plain store of its pointer; it pairs with the address
  *   dependency in ck_hs_get (a reader loads the slot and then reads the
  *   entry through it), so a reader that finds an entry sees its fields.
@@ -203,7 +203,7 @@ static void writer_unlock(void *cp)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static size_t entry_size(size_t len)
+static size_t ckh_entry_size(size_t len)
 {
 	return sizeof(struct ckh_entry) + len;
 }
@@ -219,10 +219,10 @@ static struct ckh_key key_of(const struct ckh_cache *c, udc_ino dir, const char 
 }
 
 /* A new entry for k (attr NULL: negative), not in the set; NULL on ENOMEM. */
-static struct ckh_entry *entry_alloc(struct ckh_cache *c, const struct ckh_key *k,
+static struct ckh_entry *ckh_entry_alloc(struct ckh_cache *c, const struct ckh_key *k,
 				     const struct udc_attr *attr)
 {
-	struct ckh_entry *e = bl_alloc(&c->mem, entry_size(k->len));
+	struct ckh_entry *e = bl_alloc(&c->mem, ckh_entry_size(k->len));
 
 	if (!e)
 		return NULL;
@@ -242,14 +242,14 @@ static void ckh_entry_free(void *cp, void *ep)
 	struct ckh_entry *e = ep;
 
 	if (e)
-		bl_free(&c->mem, e, entry_size(e->key.len));
+		bl_free(&c->mem, e, ckh_entry_size(e->key.len));
 }
 
 static void ckh_entry_free_rcu(struct rcu_head *head)
 {
 	struct ckh_entry *e = caa_container_of(head, struct ckh_entry, rcu);
 
-	bl_free(e->mem, e, entry_size(e->key.len));
+	bl_free(e->mem, e, ckh_entry_size(e->key.len));
 }
 
 /* e is in the set (delta 1) or was just taken out of it (-1).  Locked. */
@@ -268,7 +268,7 @@ static void entry_retire_locked(struct ckh_cache *c, struct ckh_entry *e)
 }
 
 /* UDC_POSITIVE (copied to *out, which may be NULL), UDC_NEGATIVE or UDC_MISS. */
-static int lookup_name(struct ckh_cache *c, const struct ckh_key *k, struct udc_attr *out)
+static int ckh_lookup_name(struct ckh_cache *c, const struct ckh_key *k, struct udc_attr *out)
 {
 	int r = UDC_MISS;
 
@@ -288,7 +288,7 @@ static int lookup_name(struct ckh_cache *c, const struct ckh_key *k, struct udc_
 }
 
 /* Put e in the set, replacing what was there; false (e not in it) on ENOMEM.  Locked. */
-static bool entry_publish_locked(struct ckh_cache *c, struct ckh_entry *e)
+static bool ckh_entry_publish_locked(struct ckh_cache *c, struct ckh_entry *e)
 {
 	void *prev;
 
@@ -314,7 +314,7 @@ static void tombstones_check_locked(struct ckh_cache *c)
 
 /* Drop what is cached for k; *was (may be NULL) gets a dropped positive's attr,
  * ino UDC_INO_NONE if there was none.  Locked. */
-static void entry_drop_locked(struct ckh_cache *c, const struct ckh_key *k, struct udc_attr *was)
+static void ckh_entry_drop_locked(struct ckh_cache *c, const struct ckh_key *k, struct udc_attr *was)
 {
 	struct ckh_entry *e = ck_hs_remove(&c->hs, k->hash, k);
 
@@ -350,13 +350,13 @@ static void *ckh_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *nam
 {
 	struct ckh_key k = { .hash = hash, .dir = dir, .name = name, .len = len };
 
-	return entry_alloc(cp, &k, attr);
+	return ckh_entry_alloc(cp, &k, attr);
 }
 
 static int ckh_publish_locked(void *cp, uint64_t hash, void **e)
 {
 	(void)hash; /* the entry's key has it */
-	if (!entry_publish_locked(cp, *e))
+	if (!ckh_entry_publish_locked(cp, *e))
 		return -ENOMEM;
 	*e = NULL;
 	return 0;
@@ -367,7 +367,7 @@ static void ckh_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *na
 {
 	struct ckh_key k = { .hash = hash, .dir = dir, .name = name, .len = len };
 
-	entry_drop_locked(cp, &k, was);
+	ckh_entry_drop_locked(cp, &k, was);
 }
 
 /* The writer lock and the set. */
@@ -417,7 +417,7 @@ static inline __attribute__((always_inline)) int ckh_lookup(void *cp, udc_ino di
 	if (r)
 		return r;
 	struct ckh_key k = key_of(c, dir, name, len);
-	return lookup_name(c, &k, out);
+	return ckh_lookup_name(c, &k, out);
 }
 
 static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
@@ -437,7 +437,7 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	struct ckh_key ok = key_of(c, odir, oname, olen);
 	struct ckh_key nk = key_of(c, ndir, nname, nlen);
 	/* The new name's entry, its attr filled once the old one is known. */
-	struct ckh_entry *fresh = entry_alloc(c, &nk, NULL);
+	struct ckh_entry *fresh = ckh_entry_alloc(c, &nk, NULL);
 	if (!fresh)
 		return -ENOMEM;
 	struct udc_attr was, target = { .ino = UDC_INO_NONE };
@@ -446,15 +446,15 @@ static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	bl_guard_dir_begin(&c->bl.guard);
 	bl_guard_name_begin(&c->bl.guard, ok.hash);
 	bl_guard_name_begin(&c->bl.guard, nk.hash);
-	entry_drop_locked(c, &ok, &was);
+	ckh_entry_drop_locked(c, &ok, &was);
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
-	lookup_name(c, &nk, &target);
+	ckh_lookup_name(c, &nk, &target);
 	if (known)
 		fresh->attr = was;
-	if (known && entry_publish_locked(c, fresh))
+	if (known && ckh_entry_publish_locked(c, fresh))
 		fresh = NULL;
 	else /* unknown (or no memory to cache it): the new name is a miss */
-		entry_drop_locked(c, &nk, NULL);
+		ckh_entry_drop_locked(c, &nk, NULL);
 	/* A directory replaced at the target is gone. */
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)

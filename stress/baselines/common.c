@@ -508,7 +508,7 @@ struct walk {
 	struct udc_attr stack_inline[WALK_STACK_INLINE];
 };
 
-static struct udc_attr dir_attr(udc_ino ino)
+static struct udc_attr bl_dir_attr(udc_ino ino)
 {
 	return (struct udc_attr){ .ino = ino, .type = UDC_TYPE_DIR };
 }
@@ -560,7 +560,7 @@ static ssize_t walk_splice_link(struct walk *w, udc_ino ino, const char *rest, s
 static int walk_dotdot(struct walk *w, const struct udc_attr *cur, struct udc_attr *a)
 {
 	if (cur->ino == w->cfg->root) {
-		*a = dir_attr(w->cfg->root);
+		*a = bl_dir_attr(w->cfg->root);
 		w->depth = 0;
 		return 0;
 	}
@@ -572,7 +572,7 @@ static int walk_dotdot(struct walk *w, const struct udc_attr *cur, struct udc_at
 }
 
 /* One pass over the path: 0 with *out filled, or -errno. */
-static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len,
+static int bl_walk_once(struct walk *w, udc_ino start, const char *path, size_t len,
 		     struct udc_attr *out)
 {
 	unsigned nlinks = 0;
@@ -580,7 +580,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	size_t i = 0;
 
 	w->depth = 0;
-	struct udc_attr cur = dir_attr(path[0] == '/' ? w->cfg->root : start);
+	struct udc_attr cur = bl_dir_attr(path[0] == '/' ? w->cfg->root : start);
 	int r;
 
 	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
@@ -614,7 +614,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		len = (size_t)n;
 		i = 0;
 		if (path[0] == '/') {
-			cur = dir_attr(w->cfg->root);
+			cur = bl_dir_attr(w->cfg->root);
 			w->depth = 0;
 		}
 		/* a relative target resolves from the link's directory: cur */
@@ -652,7 +652,7 @@ int bl_walk(void *c, udc_ino start, const char *path, size_t len, unsigned flags
 	w->stack = w->stack_inline;
 	for (;;) {
 		uint64_t seq = walk_seq_begin(&h->guard);
-		r = walk_once(w, start, path, len, &a);
+		r = bl_walk_once(w, start, path, len, &a);
 		if (!walk_seq_retry(&h->guard, seq))
 			break;
 	}

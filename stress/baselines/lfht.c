@@ -111,7 +111,7 @@ struct lfht_cache {
 /* ---------------------------------------------------------------------- */
 /* Entries */
 
-static size_t entry_size(size_t len)
+static size_t lfht_entry_size(size_t len)
 {
 	return sizeof(struct lfht_entry) + len;
 }
@@ -145,10 +145,10 @@ static bool entry_in_dir_rcu(const struct lfht_entry *e, udc_ino dir)
 }
 
 /* A new entry (attr NULL: negative), not in the table; NULL on ENOMEM. */
-static struct lfht_entry *entry_alloc(struct lfht_cache *c, udc_ino dir, const char *name,
+static struct lfht_entry *lfht_entry_alloc(struct lfht_cache *c, udc_ino dir, const char *name,
 				      size_t len, const struct udc_attr *attr)
 {
-	struct lfht_entry *e = bl_alloc(&c->mem, entry_size(len));
+	struct lfht_entry *e = bl_alloc(&c->mem, lfht_entry_size(len));
 
 	if (!e)
 		return NULL;
@@ -168,14 +168,14 @@ static void lfht_entry_free(void *cp, void *ep)
 	struct lfht_entry *e = ep;
 
 	if (e)
-		bl_free(&c->mem, e, entry_size(e->len));
+		bl_free(&c->mem, e, lfht_entry_size(e->len));
 }
 
 static void lfht_entry_free_rcu(struct rcu_head *head)
 {
 	struct lfht_entry *e = caa_container_of(head, struct lfht_entry, rcu);
 
-	bl_free(e->mem, e, entry_size(e->len));
+	bl_free(e->mem, e, lfht_entry_size(e->len));
 }
 
 /* e is in the table (delta 1) or was just taken out of it (-1). */
@@ -200,7 +200,7 @@ static struct lfht_stripe *stripe_of(struct lfht_cache *c, uint64_t hash)
 }
 
 /* UDC_POSITIVE (copied to *out, which may be NULL), UDC_NEGATIVE or UDC_MISS. */
-static int lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
+static int lfht_lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
 		       struct udc_attr *out)
 {
 	struct cds_lfht_iter it;
@@ -224,7 +224,7 @@ static int lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_ke
 }
 
 /* Put e in the table for its name, replacing what was there.  Stripe locked. */
-static void entry_publish_locked(struct lfht_cache *c, struct lfht_entry *e, uint64_t hash)
+static void lfht_entry_publish_locked(struct lfht_cache *c, struct lfht_entry *e, uint64_t hash)
 {
 	struct lfht_key k = { .dir = e->dir, .name = e->name, .len = e->len };
 
@@ -241,7 +241,7 @@ static void entry_publish_locked(struct lfht_cache *c, struct lfht_entry *e, uin
  * Drop what is cached for k.  Stripe locked.  *was (may be NULL) gets the
  * dropped positive's attr, ino UDC_INO_NONE if there was none.
  */
-static void entry_drop_locked(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
+static void lfht_entry_drop_locked(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
 			      struct udc_attr *was)
 {
 	struct cds_lfht_iter it;
@@ -300,12 +300,12 @@ static void *lfht_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *na
 			    const struct udc_attr *attr)
 {
 	(void)hash; /* not kept: rculfhash is told it with each call */
-	return entry_alloc(cp, dir, name, len, attr);
+	return lfht_entry_alloc(cp, dir, name, len, attr);
 }
 
 static int lfht_publish_locked(void *cp, uint64_t hash, void **e)
 {
-	entry_publish_locked(cp, *e, hash); /* cannot fail */
+	lfht_entry_publish_locked(cp, *e, hash); /* cannot fail */
 	*e = NULL;
 	return 0;
 }
@@ -315,7 +315,7 @@ static void lfht_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *n
 {
 	struct lfht_key k = { .dir = dir, .name = name, .len = len };
 
-	entry_drop_locked(cp, hash, &k, was);
+	lfht_entry_drop_locked(cp, hash, &k, was);
 }
 
 /* The locks and the table. */
@@ -369,7 +369,7 @@ lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr
 	if (r)
 		return r;
 	struct lfht_key k = { .dir = dir, .name = name, .len = len };
-	return lookup_name(c, bl_hash(c->key, dir, name, len), &k, out);
+	return lfht_lookup_name(c, bl_hash(c->key, dir, name, len), &k, out);
 }
 
 static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
@@ -382,7 +382,7 @@ static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
 }
 
-static void stripes_lock(struct lfht_stripe *a, struct lfht_stripe *b)
+static void lfht_stripes_lock(struct lfht_stripe *a, struct lfht_stripe *b)
 {
 	if (a > b) {
 		struct lfht_stripe *t = a;
@@ -394,7 +394,7 @@ static void stripes_lock(struct lfht_stripe *a, struct lfht_stripe *b)
 		pthread_mutex_lock(&b->lock);
 }
 
-static void stripes_unlock(struct lfht_stripe *a, struct lfht_stripe *b)
+static void lfht_stripes_unlock(struct lfht_stripe *a, struct lfht_stripe *b)
 {
 	pthread_mutex_unlock(&a->lock);
 	if (b != a)
@@ -406,7 +406,7 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 {
 	struct lfht_cache *c = cp;
 	/* The new name's entry, its attr filled once the old one is known. */
-	struct lfht_entry *fresh = entry_alloc(c, ndir, nname, nlen, NULL);
+	struct lfht_entry *fresh = lfht_entry_alloc(c, ndir, nname, nlen, NULL);
 	if (!fresh)
 		return -ENOMEM;
 	uint64_t oh = bl_hash(c->key, odir, oname, olen);
@@ -418,22 +418,22 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 
 	pthread_mutex_lock(&c->dir_lock);
 	bl_guard_dir_begin(&c->bl.guard);
-	stripes_lock(os, ns);
+	lfht_stripes_lock(os, ns);
 	bl_guard_name_begin(&c->bl.guard, oh);
 	bl_guard_name_begin(&c->bl.guard, nh);
-	entry_drop_locked(c, oh, &ok, &was);
+	lfht_entry_drop_locked(c, oh, &ok, &was);
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
-	lookup_name(c, nh, &nk, &target);
+	lfht_lookup_name(c, nh, &nk, &target);
 	if (known) {
 		fresh->attr = was;
-		entry_publish_locked(c, fresh, nh);
+		lfht_entry_publish_locked(c, fresh, nh);
 		fresh = NULL;
 	} else {
-		entry_drop_locked(c, nh, &nk, NULL);
+		lfht_entry_drop_locked(c, nh, &nk, NULL);
 	}
 	bl_guard_name_end(&c->bl.guard, nh);
 	bl_guard_name_end(&c->bl.guard, oh);
-	stripes_unlock(os, ns);
+	lfht_stripes_unlock(os, ns);
 	/* A directory replaced at the target is gone. */
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (target.ino != UDC_INO_NONE && target.type == UDC_TYPE_DIR && target.ino != moved_ino)

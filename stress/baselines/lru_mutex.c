@@ -203,16 +203,16 @@ static void dir_free_locked(struct lru_cache *c, struct lru_dir *d)
 /* ---------------------------------------------------------------------- */
 /* Entries */
 
-static size_t entry_size(size_t len)
+static size_t lru_entry_size(size_t len)
 {
 	return sizeof(struct lru_entry) + len;
 }
 
 /* A new entry for (dir, name), not yet in the cache; NULL on ENOMEM.  No lock needed. */
-static struct lru_entry *entry_alloc(struct lru_cache *c, uint64_t hash, udc_ino dir,
+static struct lru_entry *lru_entry_alloc(struct lru_cache *c, uint64_t hash, udc_ino dir,
 				     const char *name, size_t len)
 {
-	struct lru_entry *e = bl_alloc(&c->mem, entry_size(len));
+	struct lru_entry *e = bl_alloc(&c->mem, lru_entry_size(len));
 
 	if (!e)
 		return NULL;
@@ -230,7 +230,7 @@ static void lru_entry_free(void *cp, void *ep)
 	struct lru_entry *e = ep;
 
 	if (e)
-		bl_free(&c->mem, e, entry_size(e->len));
+		bl_free(&c->mem, e, lru_entry_size(e->len));
 }
 
 static bool entry_negative(const struct lru_entry *e)
@@ -261,7 +261,7 @@ static struct lru_entry *entry_find_locked(struct lru_cache *c, uint64_t hash, u
 }
 
 /* Take e out of the table, the LRU and its directory's list (the directory stays). */
-static void entry_unlink_locked(struct lru_cache *c, struct lru_entry *e)
+static void lru_entry_unlink_locked(struct lru_cache *c, struct lru_entry *e)
 {
 	table_del(&c->names, &e->node);
 	cds_list_del(&e->lru);
@@ -270,11 +270,11 @@ static void entry_unlink_locked(struct lru_cache *c, struct lru_entry *e)
 }
 
 /* Drop e from the cache and free it, and its directory object if that was its last name. */
-static void entry_drop_locked(struct lru_cache *c, struct lru_entry *e)
+static void lru_entry_drop_locked(struct lru_cache *c, struct lru_entry *e)
 {
 	struct lru_dir *d = e->dir;
 
-	entry_unlink_locked(c, e);
+	lru_entry_unlink_locked(c, e);
 	lru_entry_free(c, e);
 	if (cds_list_empty(&d->children))
 		dir_free_locked(c, d);
@@ -292,7 +292,7 @@ static void evict_locked(struct lru_cache *c, const struct lru_entry *keep)
 		struct lru_entry *tail = caa_container_of(c->lru.prev, struct lru_entry, lru);
 		if (tail == keep)
 			return;
-		entry_drop_locked(c, tail);
+		lru_entry_drop_locked(c, tail);
 		c->st.evictions++;
 	}
 }
@@ -339,7 +339,7 @@ static void lru_dir_forget(void *cp, udc_ino ino)
 	if (!d)
 		return;
 	cds_list_for_each_entry_safe(e, next, &d->children, sibling) {
-		entry_unlink_locked(c, e);
+		lru_entry_unlink_locked(c, e);
 		lru_entry_free(c, e);
 	}
 	dir_free_locked(c, d);
@@ -373,7 +373,7 @@ static int lookup_locked(struct lru_cache *c, uint64_t hash, udc_ino dir, const 
 static void *lru_entry_new(void *cp, uint64_t hash, udc_ino dir, const char *name, size_t len,
 			   const struct udc_attr *attr)
 {
-	struct lru_entry *e = entry_alloc(cp, hash, dir, name, len);
+	struct lru_entry *e = lru_entry_alloc(cp, hash, dir, name, len);
 
 	if (e && attr)
 		e->attr = *attr; /* calloc'd: else ino UDC_INO_NONE, negative */
@@ -398,7 +398,7 @@ static void lru_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *na
 	if (was)
 		*was = e ? e->attr : (struct udc_attr){ .ino = UDC_INO_NONE };
 	if (e)
-		entry_drop_locked(cp, e);
+		lru_entry_drop_locked(cp, e);
 }
 
 /* The lock, the list and both tables. */
@@ -422,7 +422,7 @@ static void lru_fini(void *cp)
 	struct lru_cache *c = cp;
 
 	while (!cds_list_empty(&c->lru))
-		entry_drop_locked(c, caa_container_of(c->lru.next, struct lru_entry, lru));
+		lru_entry_drop_locked(c, caa_container_of(c->lru.next, struct lru_entry, lru));
 	table_fini(c, &c->names);
 	table_fini(c, &c->dirs);
 	pthread_mutex_destroy(&c->lock);
@@ -473,7 +473,7 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	struct lru_cache *c = cp;
 	uint64_t oh = bl_hash(c->key, odir, oname, olen);
 	uint64_t nh = bl_hash(c->key, ndir, nname, nlen);
-	struct lru_entry *fresh = entry_alloc(c, nh, ndir, nname, nlen);
+	struct lru_entry *fresh = lru_entry_alloc(c, nh, ndir, nname, nlen);
 	if (!fresh)
 		return -ENOMEM;
 
@@ -487,7 +487,7 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	udc_ino replaced = UDC_INO_NONE; /* a directory renamed over */
 	if (old) {
 		was = old->attr;
-		entry_drop_locked(c, old); /* target, another name, keeps its directory */
+		lru_entry_drop_locked(c, old); /* target, another name, keeps its directory */
 	}
 	if (target && target->attr.type == UDC_TYPE_DIR)
 		replaced = target->attr.ino;
@@ -496,7 +496,7 @@ static int lru_rename(void *cp, udc_ino odir, const char *oname, size_t olen, ud
 	if (known)
 		entry_set_locked(c, &fresh); /* -ENOMEM: the new name is a miss */
 	else if (target)
-		entry_drop_locked(c, target);
+		lru_entry_drop_locked(c, target);
 	udc_ino moved_ino = known ? was.ino : moved;
 	if (replaced != UDC_INO_NONE && replaced != moved_ino)
 		lru_dir_forget(c, replaced);
