@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# scripts/test.sh - build and run every test in the release and ASan+UBSan builds,
-# then the fuzzer for a minute.
+# scripts/test.sh - build and run every test in the release, ASan+UBSan and
+# TSan builds, then the fuzzer for a minute.  CI runs exactly this (.ci/run).
 #
-# Usage: scripts/test.sh [preset...]   (default: release asan-ubsan fuzz)
+# Usage: scripts/test.sh [preset...]   (default: release asan-ubsan tsan fuzz)
+# The tsan preset's ctest runs the plain programs (Criterion cannot start
+# under TSan): the differential stress, the udc-stress smoke runs and the
+# multi-threaded tsan-stress runs of tests/CMakeLists.txt.
 # For each preset: configure, build, then `ctest --preset <preset>`, which runs
 # the Criterion executables.  "fuzz" is scripts/fuzz.sh instead: the libFuzzer
 # harness (tests/fuzz) replays its regressions and seeds, then fuzzes for
@@ -32,7 +35,7 @@ fi
 if (($# > 0)); then
 	presets=("$@")
 else
-	presets=(release asan-ubsan fuzz)
+	presets=(release asan-ubsan tsan fuzz)
 fi
 
 failed=()
