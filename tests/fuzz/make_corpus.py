@@ -3,8 +3,9 @@
 """tests/fuzz/make_corpus.py - write the seed corpus of fuzz_api (tests/fuzz/corpus/).
 
 Each seed is a small hand-made op sequence; together they cover every op
-of the harness.  The encoding mirrors fuzz_api.c's decoding (get_dir,
-get_ino, get_name, get_path, get_faults): change both together.
+of the harness.  The encoding mirrors the harness's decoding (get_dir,
+get_ino, get_name, get_path in fuzz_input.c, get_faults in
+fuzz_backend.c, the ops in fuzz_api.c): change both together.
 
 Usage: tests/fuzz/make_corpus.py [outdir]   (default: tests/fuzz/corpus)
 """
