@@ -41,24 +41,12 @@
 #include "common/model.h"
 #include "common/prng.h"
 #include "common/tcache.h"
+#include "common/tfixture.h"
 
-#define D_INO ((udc_ino)10)
+/* env (common/tfixture.h): directory "d" = D_INO under the root. */
+#define D_INO TFIX_D_INO
 
-static struct tenv env;
-
-static void setup(void)
-{
-	tenv_init(&env, 0);
-	tc_store_add(&env, TC_ROOT, "d", D_INO, UDC_TYPE_DIR, 0xD);
-	model_reset_calls(env.m);
-}
-
-static void teardown(void)
-{
-	tenv_fini(&env);
-}
-
-TestSuite(concurrency_races, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(concurrency_races, .init = tfix_setup_d, .fini = tfix_teardown, .timeout = 60);
 
 
 /* ------------------------------------------------------------ walk_rename */
