@@ -120,7 +120,7 @@ size_t entry_size(enum entry_kind kind, size_t len)
 
 size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 {
-	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(e)));
+	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(c->slabs[e->kind], e)));
 }
 
 /* The entries' sizes: negatives and positives apart (their slots, name
@@ -135,7 +135,7 @@ int entry_slabs_create(struct udc_cache *c)
 {
 	for (unsigned k = 0; k < 2; k++) {
 		struct slab_config cfg;
-		shrink_slab_config(entry_sizes[k], 2, &cfg);
+		shrink_slab_config(c->shrink, entry_sizes[k], 2, &cfg);
 		c->slabs[k] = slab_create(&cfg);
 		if (!c->slabs[k])
 			return -ENOMEM;

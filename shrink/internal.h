@@ -96,6 +96,9 @@ int sweep_limit_changed(struct shrink *sh, size_t limit);
 /* Sweep until about @bytes of entries are evicted, lock held: the slot
  * bytes evicted. */
 size_t sweep_reclaim(struct shrink *sh, size_t bytes);
+/* Retire both slabs' open pages stamped at most @stamp_max (UINT64_MAX:
+ * all): sweeps and compaction reach them then. */
+void open_release(struct udc_cache *c, uint64_t stamp_max);
 /* Age negatives out (negative_max_age_ms), at most @budget work units,
  * lock held: true if more remains. */
 bool sweep_age(struct shrink *sh, size_t budget);

@@ -367,9 +367,6 @@ static bool reclaim_background(struct shrink *sh)
 		if (!compact_batch(sh, fresh))
 			break;
 	more = more || batches < 0;
-	/* The pages promotions and moves filled: the next pass may sweep them. */
-	slab_thread_release(cache_slab(sh->c, ENT_NEGATIVE));
-	slab_thread_release(cache_slab(sh->c, ENT_POSITIVE));
 	entry_free_flush(sh->c);
 	return more;
 }
