@@ -168,7 +168,8 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;
-	memset(e, 0, kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg));
+	/* Zeroed by slab, and not memset again: a sweeper that finds it in a
+	 * page retired from its cpu slot meanwhile reads published (0) only. */
 	e->kind = kind;
 	e->len = (uint8_t)len;
 	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;

@@ -396,6 +396,8 @@ void *slab_alloc(struct slab *s, unsigned cls)
 	}
 	if (__builtin_expect(obj == NULL, 0))
 		obj = alloc_slow_locked(sc, &s->cls[cls]);
+	if (obj)   /* under the slot lock: see slab_alloc in slab.h */
+		memset(obj, 0, s->cls[cls].size);
 	cpu_unlock(sc);
 	return obj;
 }

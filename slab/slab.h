@@ -117,7 +117,14 @@ unsigned slab_nr_cpus(const struct slab *s);
 /* The smallest class holding @size bytes, or -EINVAL. */
 int slab_class_for_size(const struct slab *s, size_t size);
 
-/* An object of class @cls (uninitialised), or NULL (ENOMEM). */
+/*
+ * An object of class @cls, zeroed, or NULL (ENOMEM).  Its page may be
+ * retired from its cpu slot (slab_release_open) and isolated by a sweeper
+ * before the caller has filled it in: the sweeper then reads the zeros
+ * written before slab_alloc returned (ordered by the slot lock), so an
+ * owner marks "this object is live" with a field that is 0 until it
+ * stores it (with release) after the rest.
+ */
 void *slab_alloc(struct slab *s, unsigned cls);
 
 /* Free now: no reader may still hold @obj (it was never published, or a
