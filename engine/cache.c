@@ -408,6 +408,11 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.refaults = G(refaults_neg) + G(refaults_pos),
 		.negatives_aged = G(aged),
 		.negatives_declined = G(declined),
+		.bytes_slack = shrink_slack(c->shrink),
+		.resident_bytes = st->size >= offsetof(struct udc_stats, resident_bytes) +
+							sizeof(st->resident_bytes) ?
+					  slab_resident_bytes() :
+					  0,
 	};
 #undef G
 	memcpy(st, &s, st->size);   /* fields past the caller's size stay untouched */

@@ -39,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 
+#define SLACK_MIN ((size_t)16 << 10)
+#define SLACK_MAX ((size_t)1 << 20)
 #define RECLAIM_INLINE_ROUNDS 4
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
@@ -53,12 +55,20 @@
 
 static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
-/* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
+/* The overshoot allowed past the limit: 1% of it, or 4% of it between
+ * 16 KiB and 1 MiB, the larger (a small cache's slack is small: within
+ * 1.04 x limit from 400 KiB up; four 4 KiB pages below). */
 static size_t reclaim_slack(size_t limit)
 {
-	size_t one = limit / 100;
+	size_t one = limit / 100, four = limit / 25;
+	size_t floor = four < SLACK_MIN ? SLACK_MIN : four > SLACK_MAX ? SLACK_MAX : four;
 
-	return one > ((size_t)1 << 20) ? one : (size_t)1 << 20;
+	return one > floor ? one : floor;
+}
+
+size_t shrink_slack(const struct shrink *sh)
+{
+	return reclaim_slack(shrink_limit(sh));
 }
 
 /* bytes_used as reclaim sees it: with the tables' due growth, which is

@@ -64,5 +64,6 @@ void shrink_after_drop(struct shrink *sh);
 size_t shrink_bytes(struct shrink *sh, size_t bytes);   /* udc_shrink */
 int shrink_set_limit(struct shrink *sh, size_t bytes);   /* udc_set_memory_limit */
 size_t shrink_limit(const struct shrink *sh);            /* bytes_limit */
+size_t shrink_slack(const struct shrink *sh);            /* bytes_slack */
 
 #endif
