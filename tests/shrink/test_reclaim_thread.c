@@ -91,11 +91,11 @@ Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
 }
 
 #define RT_LIMIT ((size_t)4 << 20)
-#define RT_SLACK ((size_t)1 << 20) /* reclaim.c's slack for limits under 100 MiB */
-
 static bool rt_below_low_watermark(udc_cache *c)
 {
-	return tc_stats(c).bytes_used <= RT_LIMIT - RT_SLACK / 2;
+	struct udc_stats st = tc_stats(c);
+
+	return st.bytes_used <= RT_LIMIT - st.bytes_slack / 2;
 }
 
 Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
@@ -107,9 +107,9 @@ Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
 		size_t len = rt_name(nm, sizeof(nm), i);
 		cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
 		/* Inline reclaim keeps the bound after every call, thread or not. */
-		uint64_t used = tc_stats(c).bytes_used;
-		cr_assert_leq(used, RT_LIMIT + RT_SLACK, "call %u: %llu bytes", i,
-			      (unsigned long long)used);
+		struct udc_stats st = tc_stats(c);
+		cr_assert_leq(st.bytes_used, RT_LIMIT + st.bytes_slack, "call %u: %llu bytes", i,
+			      (unsigned long long)st.bytes_used);
 	}
 	udc_thread_offline(c);
 	cr_assert(rt_wait(c, rt_below_low_watermark), "bytes_used %llu after %d s",
