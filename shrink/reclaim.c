@@ -30,7 +30,8 @@
  *   no RCU callback and no reader takes it.
  *
  * Ordering:
- *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
+ *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
+ *   space ageing batches and trims.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -52,6 +53,7 @@
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
+#define TRIM_PERIOD_MS 100                         /* retained pages not reused in it go back */
 
 static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
@@ -150,6 +152,24 @@ static void age_inline(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
+/* Every TRIM_PERIOD_MS, by the reclaim thread or else by a call: the
+ * retained pages no allocation took in a period go back to the OS (the
+ * page faults of a churn stay away; an idle cache's spare pages do not). */
+static void pages_trim(struct shrink *sh)
+{
+	uint64_t due = atomic_load_explicit(&sh->trim_next_ms, memory_order_relaxed);
+	uint64_t now = slab_now_ms();
+
+	/* relaxed: see Ordering */
+	if (now < due || !atomic_compare_exchange_strong_explicit(&sh->trim_next_ms, &due,
+								   now + TRIM_PERIOD_MS,
+								   memory_order_relaxed,
+								   memory_order_relaxed))
+		return;
+	slab_trim(cache_slab(sh->c, ENT_NEGATIVE));
+	slab_trim(cache_slab(sh->c, ENT_POSITIVE));
+}
+
 /* Evict about @bytes, then free a batch of the directories left idle:
  * the slot bytes evicted (shrink_lock held).  @source: the reclaim
  * probe's (enum udc_probe_reclaim). */
@@ -203,6 +223,8 @@ static void stale_inline(struct shrink *sh)
 static void reclaim_calls(struct shrink *sh)
 {
 	compact_inline(sh);   /* pages back without losing answers, first */
+	if (!sh->reclaimer_running)
+		pages_trim(sh);
 	age_inline(sh);
 	stale_inline(sh);
 	reap_inline(sh);
@@ -403,6 +425,7 @@ static void *reclaimer_main(void *arg)
 		/* relaxed: kicks after this wake us again (see reclaimer_kick) */
 		atomic_store_explicit(&sh->reclaimer_kicked, false, memory_order_relaxed);
 		bool more = reclaim_background(sh);
+		pages_trim(sh);
 		pthread_mutex_lock(&sh->reclaimer_lock);
 		if (more || sh->reclaimer_stop || atomic_load_explicit(&sh->reclaimer_kicked, memory_order_relaxed))
 			continue;
@@ -414,8 +437,6 @@ static void *reclaimer_main(void *arg)
 		pthread_cond_timedwait(&sh->reclaimer_cond, &sh->reclaimer_lock, &t);
 	}
 	pthread_mutex_unlock(&sh->reclaimer_lock);
-	/* Our open pages and RCU batches go with the thread (slab's and
-	 * thread.c's exit handlers). */
 	return NULL;
 }
 

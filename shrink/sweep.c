@@ -63,8 +63,9 @@
 
 #define SWEEP_BATCH 1024              /* work units per slab_sweep call (about a page) */
 #define SWEEP_OPEN_MAX_MS 1000        /* an open page not filled in this long gets swept */
-#define OPEN_SHARE_DIV 32             /* open and retained pages: at most 1/32 of the limit */
-#define RETAINED_PAGES 4              /* empty pages a slab keeps for reuse */
+#define OPEN_SHARE_DIV 64             /* open pages: at most 1/64 of the limit, retained likewise */
+#define RETAINED_MIN 2                /* empty pages a slab may keep for reuse: 2..64 */
+#define RETAINED_MAX 64
 #define PROBATION_SHARE 10            /* % of a kind's pages that probation may hold */
 #define NEG_SHARE_INIT 20             /* % of entry pages for negatives (FreeBSD's cap) */
 #define NEG_SHARE_MIN 5
@@ -247,17 +248,21 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
 			struct slab_config *out)
 {
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
-	/* The open pages (slots x classes, both slabs) and the retained
-	 * ones, which reclaim reaches last or not at all, within
-	 * OPEN_SHARE_DIV-th of the limit: pages shrink to 4 KiB first,
-	 * then slots go (a tiny cache on many CPUs). */
+	/* The open pages (slots x classes, both slabs), which reclaim
+	 * reaches last, within OPEN_SHARE_DIV-th of the limit: pages shrink
+	 * to 4 KiB first, then slots go (a tiny cache on many CPUs).  The
+	 * retained pages (reuse without page faults; slab_trim gives back
+	 * the ones not reused) within as much again. */
 	size_t budget = limit / OPEN_SHARE_DIV / 2;
 	unsigned cpus = slab_default_cpus(), shift = SLAB_PAGE_SHIFT_MAX;
 
-	while (shift > SLAB_PAGE_SHIFT_MIN && (cpus * 2 * n + RETAINED_PAGES) << shift > budget)
+	while (shift > SLAB_PAGE_SHIFT_MIN && ((size_t)cpus * 2 * n) << shift > budget)
 		shift--;
-	while (cpus > 1 && (cpus * 2 * n + RETAINED_PAGES) << shift > budget)
+	while (cpus > 1 && ((size_t)cpus * 2 * n) << shift > budget)
 		cpus--;
+	size_t retained = (budget >> shift) < RETAINED_MIN ? RETAINED_MIN :
+			  (budget >> shift) > RETAINED_MAX ? RETAINED_MAX :
+							     budget >> shift;
 	udc_assert(2 * n <= SLAB_MAX_CLASSES);
 	memset(out, 0, sizeof(*out));
 	out->nr_classes = 2 * n;
@@ -265,7 +270,7 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
 		out->class_size[2 * i] = out->class_size[2 * i + 1] = sizes[i];
 		out->fifo_mask |= 1u << (2 * i);   /* probation: filled once, a FIFO */
 	}
-	out->retained_max = RETAINED_PAGES;
+	out->retained_max = retained;
 	out->page_shift = shift;
 	out->nr_cpus = cpus;
 }

@@ -188,9 +188,10 @@ struct slab {
 	_Atomic uint64_t relocated;
 	_Atomic uint64_t evicted;
 
-	pthread_mutex_t retained_lock; /* protects retained, nr_retained */
+	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low */
 	struct cds_list_head retained; /* empty pages, linked through link */
 	int64_t nr_retained;
+	int64_t retained_low;	       /* fewest retained since the last slab_trim */
 
 	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
 

@@ -126,6 +126,27 @@ static void page_mem_free(struct slab *s, void *p)
 }
 #endif
 
+size_t slab_trim(struct slab *s)
+{
+	CDS_LIST_HEAD(surplus);
+	struct slab_page *p, *tmp;
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->retained_lock);
+	/* The pages that stayed retained all along were not needed: they go. */
+	for (int64_t k = s->retained_low; k > 0; k--) {
+		p = cds_list_first_entry(&s->retained, struct slab_page, link);
+		cds_list_move(&p->link, &surplus);
+		s->nr_retained--;
+		n++;
+	}
+	s->retained_low = s->nr_retained;
+	pthread_mutex_unlock(&s->retained_lock);
+	cds_list_for_each_entry_safe(p, tmp, &surplus, link)
+		slab_page_free_mem(s, p);
+	return n;
+}
+
 /* Give a page's memory back to the page allocator. */
 void slab_page_free_mem(struct slab *s, struct slab_page *p)
 {
@@ -144,6 +165,8 @@ static struct slab_page *page_take_retained(struct slab *s)
 		p = cds_list_first_entry(&s->retained, struct slab_page, link);
 		cds_list_del(&p->link);
 		s->nr_retained--;
+		if (s->retained_low > s->nr_retained)
+			s->retained_low = s->nr_retained;
 	}
 	pthread_mutex_unlock(&s->retained_lock);
 	return p;

@@ -47,7 +47,8 @@ struct slab_config {
 	 * only, never a partial one, so each page holds the objects of one
 	 * period of time (a sweeper's FIFO segment). */
 	unsigned fifo_mask;
-	/* Empty pages kept for reuse instead of being given back (0: none). */
+	/* Empty pages kept for reuse instead of being given back (0: none);
+	 * slab_trim gives back the ones not reused. */
 	size_t retained_max;
 	/* Pages of 1 << page_shift bytes, SLAB_PAGE_SHIFT_MIN..MAX (0: MAX).
 	 * A class's objects must fit eight to a page. */
@@ -268,6 +269,15 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
  * metadata): the stats' bytes, from two counters, cheap enough for every
  * call that checks a memory limit. */
 size_t slab_bytes(struct slab *s);
+
+/*
+ * Give back the retained pages that no allocation took since the previous
+ * call (the fewest the retained cache held meanwhile).  Called every
+ * period, it keeps what the bursts of a period need and returns the rest
+ * within two periods, to the arena that purges them at once.  Returns the
+ * pages given back.
+ */
+size_t slab_trim(struct slab *s);
 
 /* The resident bytes of the pages' jemalloc arena, shared by every slab
  * of the process, as jemalloc counts them (its statistics refreshed: tens
