@@ -166,8 +166,15 @@ static void pages_trim(struct shrink *sh)
 								   memory_order_relaxed,
 								   memory_order_relaxed))
 		return;
-	slab_trim(cache_slab(sh->c, ENT_NEGATIVE));
-	slab_trim(cache_slab(sh->c, ENT_POSITIVE));
+	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), false);
+	slab_trim(cache_slab(sh->c, ENT_POSITIVE), false);
+}
+
+/* udc_shrink: the spare (retained) pages go too, at once. */
+static void spares_trim(struct shrink *sh)
+{
+	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), true);
+	slab_trim(cache_slab(sh->c, ENT_POSITIVE), true);
 }
 
 /* Evict about @bytes, then free a batch of the directories left idle:
@@ -303,6 +310,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		compact_all(sh);
 		udc_mutex_lock(&sh->lock);
 		frees_wait(sh);
+		spares_trim(sh);
 		size_t after = cache_bytes_used(sh->c);
 		freed = before > after ? before - after : 0;
 	} else {
@@ -332,6 +340,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		while (rounds-- > 0 && dir_reap(sh->c, DIR_REAP_BATCH, freed < bytes))
 			;
 		frees_wait(sh);
+		spares_trim(sh);
 		tables_resize(sh);   /* shrinks the tables that are now too big */
 	}
 	udc_mutex_unlock(&sh->lock);

@@ -126,7 +126,7 @@ static void page_mem_free(struct slab *s, void *p)
 }
 #endif
 
-size_t slab_trim(struct slab *s)
+size_t slab_trim(struct slab *s, bool all)
 {
 	CDS_LIST_HEAD(surplus);
 	struct slab_page *p, *tmp;
@@ -134,7 +134,7 @@ size_t slab_trim(struct slab *s)
 
 	pthread_mutex_lock(&s->retained_lock);
 	/* The pages that stayed retained all along were not needed: they go. */
-	for (int64_t k = s->retained_low; k > 0; k--) {
+	for (int64_t k = all ? s->nr_retained : s->retained_low; k > 0; k--) {
 		p = cds_list_first_entry(&s->retained, struct slab_page, link);
 		cds_list_move(&p->link, &surplus);
 		s->nr_retained--;

@@ -274,10 +274,10 @@ size_t slab_bytes(struct slab *s);
  * Give back the retained pages that no allocation took since the previous
  * call (the fewest the retained cache held meanwhile).  Called every
  * period, it keeps what the bursts of a period need and returns the rest
- * within two periods, to the arena that purges them at once.  Returns the
- * pages given back.
+ * within two periods, to the arena that purges them at once.  @all: every
+ * retained page goes.  Returns the pages given back.
  */
-size_t slab_trim(struct slab *s);
+size_t slab_trim(struct slab *s, bool all);
 
 /* The resident bytes of the pages' jemalloc arena, shared by every slab
  * of the process, as jemalloc counts them (its statistics refreshed: tens
