@@ -457,10 +457,12 @@ UDC_API int udc_set_memory_limit(udc_cache *c, size_t bytes);
  * udc_thread_offline() - the calling thread goes idle for long.
  * udc_thread_online() - it is back.
  *
- * Flushes what the thread holds for @c (deferred frees), so that reclaim
- * never waits on it.  A thread that is not inside a udcache call never holds
- * up an RCU grace period, so calls between offline and online are allowed
- * (they bring the thread online by themselves).
+ * Optional: a thread holds nothing of @c's between calls (open pages and
+ * deferred frees are per CPU, and reclaim reaches them), so a thread that
+ * parks or exits without this costs no memory.  Offline hands the pending
+ * deferred frees to RCU now.  A thread that is not inside a udcache call
+ * never holds up an RCU grace period, so calls between offline and online
+ * are allowed (they bring the thread online by themselves).
  */
 UDC_API void udc_thread_offline(udc_cache *c);
 UDC_API void udc_thread_online(udc_cache *c);
