@@ -211,7 +211,7 @@ static void free_batch_rcu(struct rcu_head *head)
 /* Take the pending batch, if any, with free_lock held. */
 static struct free_batch *free_take_locked(struct udc_cache *c)
 {
-	udc_assert(udc_spin_is_locked(&c->free_lock));
+	spin_assert_held(&c->free_lock);
 	struct free_batch *b = c->free_pending;
 
 	c->free_pending = NULL;
