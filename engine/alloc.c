@@ -120,7 +120,7 @@ size_t entry_size(enum entry_kind kind, size_t len)
 
 size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 {
-	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(e)));
+	return slab_class_size(c->slabs[e->kind], slab_page_class(slab_page_of(c->slabs[e->kind], e)));
 }
 
 /* The entries' sizes: negatives and positives apart (their slots, name
@@ -135,7 +135,7 @@ int entry_slabs_create(struct udc_cache *c)
 {
 	for (unsigned k = 0; k < 2; k++) {
 		struct slab_config cfg;
-		shrink_slab_config(entry_sizes[k], 2, &cfg);
+		shrink_slab_config(c->shrink, entry_sizes[k], 2, &cfg);
 		c->slabs[k] = slab_create(&cfg);
 		if (!c->slabs[k])
 			return -ENOMEM;
@@ -168,7 +168,8 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;
-	memset(e, 0, kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg));
+	/* Zeroed by slab, and not memset again: a sweeper that finds it in a
+	 * page retired from its cpu slot meanwhile reads published (0) only. */
 	e->kind = kind;
 	e->len = (uint8_t)len;
 	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;
@@ -210,7 +211,7 @@ static void free_batch_rcu(struct rcu_head *head)
 /* Take the pending batch, if any, with free_lock held. */
 static struct free_batch *free_take_locked(struct udc_cache *c)
 {
-	udc_assert(udc_spin_is_locked(&c->free_lock));
+	spin_assert_held(&c->free_lock);
 	struct free_batch *b = c->free_pending;
 
 	c->free_pending = NULL;

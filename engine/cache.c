@@ -408,6 +408,11 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.refaults = G(refaults_neg) + G(refaults_pos),
 		.negatives_aged = G(aged),
 		.negatives_declined = G(declined),
+		.bytes_slack = shrink_slack(c->shrink),
+		.resident_bytes = st->size >= offsetof(struct udc_stats, resident_bytes) +
+							sizeof(st->resident_bytes) ?
+					  slab_resident_bytes() :
+					  0,
 	};
 #undef G
 	memcpy(st, &s, st->size);   /* fields past the caller's size stay untouched */
@@ -420,12 +425,11 @@ void udc_thread_offline(udc_cache *c)
 	/*
 	 * urcu-memb: a thread outside a read-side section never holds up a
 	 * grace period, so there is nothing to tell RCU.  What a thread could
-	 * hold is a partly filled free batch: hand it to RCU now.
+	 * hold is nothing: open pages and free batches are per CPU.  Hand the
+	 * batches to RCU anyway, as a thread going idle would want.
 	 */
 	thread_enter();
 	entry_free_flush(c);
-	slab_thread_release(c->slabs[ENT_NEGATIVE]);
-	slab_thread_release(c->slabs[ENT_POSITIVE]);
 }
 
 void udc_thread_online(udc_cache *c)

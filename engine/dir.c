@@ -281,7 +281,7 @@ static bool parent_loops(const struct udc_dir *d, struct udc_dir *p)
  * (dir_put) once d->lock is released. */
 static struct udc_dir *parent_store_locked(struct udc_dir *d, struct udc_dir *p, uint64_t stamp)
 {
-	udc_assert(udc_spin_is_locked(&d->lock));
+	spin_assert_held(&d->lock);
 	/* relaxed: d->lock orders the writers */
 	struct udc_dir *old = atomic_load_explicit(&d->parent, memory_order_relaxed);
 

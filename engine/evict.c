@@ -164,8 +164,9 @@ enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
 	e->kind = old->kind;
 	e->ext = old->ext;
 	e->type = old->type;
-	atomic_init(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed));
-	atomic_init(&e->published, 1);
+	/* relaxed: read after published's acquire, by sweepers only */
+	atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed),
+			      memory_order_relaxed);
 	size_t size = entry_size((enum entry_kind)old->kind, old->len);
 	if (old->kind == ENT_POSITIVE) {
 		/* Not the children link: the neighbours' (un)links write it under
@@ -180,6 +181,10 @@ enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
 	} else {
 		memcpy(e + 1, old + 1, size - sizeof(*old));
 	}
+	/* release: pairs with the sweepers' acquire (entry_key_copy): the copy's
+	 * page may be retired from its cpu slot and isolated by now (slab
+	 * hands it out zeroed), and a sweeper reads it whole or not at all */
+	atomic_store_explicit(&e->published, 1, memory_order_release);
 	/* TSan: pairs with rcu_found_note in name_match (common/rcu_tsan.h) */
 	rcu_publish_note(&e->node);
 	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);

@@ -127,7 +127,8 @@ struct udc_dir {
 	};
 };
 
-_Static_assert(sizeof(struct udc_dir) <= 2 * UDC_CACHELINE, "a directory is two lines");
+_Static_assert(sizeof(struct udc_dir) <= (UDC_DEBUG ? 3 : 2) * UDC_CACHELINE,
+	       "a directory is two lines (three in debug builds: the lock's owner)");
 _Static_assert(offsetof(struct udc_dir, lock) == UDC_CACHELINE, "lookups read the first line only");
 
 /*

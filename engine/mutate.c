@@ -97,7 +97,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 		stat_add(ts, pos_dropped, 1);
 	} else {
 		dir_count_negative(d, e->gen, -1);
-		shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e), slab_page_class(slab_page_of(e)),
+		shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e), slab_page_class(slab_page_of(c->slabs[ENT_NEGATIVE], e)),
 				     -1);
 		stat_add(ts, neg_dropped, 1);
 	}
@@ -135,7 +135,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		stat_add(ts, pos_added, 1);
 	} else {
 		dir_count_negative(d, e->gen, 1);
-		shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e), slab_page_class(slab_page_of(e)),
+		shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e), slab_page_class(slab_page_of(c->slabs[ENT_NEGATIVE], e)),
 				     1);
 		stat_add(ts, neg_added, 1);
 	}

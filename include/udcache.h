@@ -162,6 +162,16 @@ UDC_API const char *udc_version(void);
  * given, must have a lookup function.  Checks at start-up that the kernel
  * offers membarrier (see struct udc_stats.membarrier).
  *
+ * Memory: an empty cache holds about 160 KiB (its tables' smallest
+ * size, stripe locks, statistics), counted in bytes_used.  Entries live in
+ * slab pages of 4 to 64 KiB; each CPU has an open page per entry class
+ * (eight classes) whichever threads call, so the cache's memory does not
+ * grow with the number of threads.  The page size and how many CPUs get
+ * open pages are chosen here from cfg->memory_limit, so that open and
+ * spare pages stay within 1/32 of it (64 KiB pages at 64 MiB on 2 CPUs,
+ * 4 KiB pages on a single slot at 2 MiB); udc_set_memory_limit() keeps
+ * them.  Freed pages go back to the OS at once (resident_bytes).
+ *
  * Context: any thread; may allocate and start threads.
  * Return: the cache, or NULL with errno set: EINVAL for a bad config, ENOMEM
  * when memory runs out.
@@ -447,10 +457,12 @@ UDC_API int udc_set_memory_limit(udc_cache *c, size_t bytes);
  * udc_thread_offline() - the calling thread goes idle for long.
  * udc_thread_online() - it is back.
  *
- * Flushes what the thread holds for @c (deferred frees), so that reclaim
- * never waits on it.  A thread that is not inside a udcache call never holds
- * up an RCU grace period, so calls between offline and online are allowed
- * (they bring the thread online by themselves).
+ * Optional: a thread holds nothing of @c's between calls (open pages and
+ * deferred frees are per CPU, and reclaim reaches them), so a thread that
+ * parks or exits without this costs no memory.  Offline hands the pending
+ * deferred frees to RCU now.  A thread that is not inside a udcache call
+ * never holds up an RCU grace period, so calls between offline and online
+ * are allowed (they bring the thread online by themselves).
  */
 UDC_API void udc_thread_offline(udc_cache *c);
 UDC_API void udc_thread_online(udc_cache *c);
@@ -486,6 +498,15 @@ struct udc_stats {
 	                                * bound, max(8 x its positives, 65536), or
 	                                * their client's share of probation (half
 	                                * of limit / 64; client 0 has none) */
+	uint64_t bytes_slack;          /* the overshoot allowed: bytes_used <=
+	                                * bytes_limit + bytes_slack at every moment
+	                                * (1% of the limit, or 4% of it between
+	                                * 16 KiB and 1 MiB, the larger) */
+	uint64_t resident_bytes;       /* the entries' pages resident in memory, as
+	                                * jemalloc counts them: one arena serves
+	                                * every cache of the process, and it gives
+	                                * freed pages back to the OS at once (0 in
+	                                * sanitizer builds: pages from libc) */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

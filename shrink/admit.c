@@ -75,5 +75,5 @@ void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, 
 void admit_promoted(struct shrink *sh, const struct udc_entry *e)
 {
 	shrink_entry_counted(sh, entry_kind_of(e), entry_client_tag(e),
-			     slab_page_class(slab_page_of(e)), -1);
+			     slab_page_class(slab_page_of(cache_slab(sh->c, entry_kind_of(e)), e)), -1);
 }

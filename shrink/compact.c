@@ -169,9 +169,8 @@ size_t compact_all(struct shrink *sh)
 	struct udc_cache *c = sh->c;
 	size_t done = 0;
 
-	/* This thread's open pages become candidates too (others' stay theirs). */
-	slab_thread_release(cache_slab(c, ENT_NEGATIVE));
-	slab_thread_release(cache_slab(c, ENT_POSITIVE));
+	/* The open pages become candidates too. */
+	open_release(c, UINT64_MAX);
 	/*
 	 * A round moves the survivors of sparse pages, but the pages come back
 	 * only after a grace period, and a page the survivors went to may be
@@ -181,7 +180,7 @@ size_t compact_all(struct shrink *sh)
 	 */
 	for (int round = 0; round < COMPACT_ALL_ROUNDS; round++) {
 		size_t before = entry_slabs_bytes(c);
-		size_t bound = 2 * (before / 64 + before / SLAB_PAGE_SIZE * SLAB_COMPACT_PAGE_COST) + COMPACT_BATCH;
+		size_t bound = 2 * (before / 64 + before / slab_page_size(cache_slab(c, ENT_NEGATIVE)) * SLAB_COMPACT_PAGE_COST) + COMPACT_BATCH;
 		size_t work = compact_round(sh, bound);
 		done += work;
 		entry_frees_wait(c);

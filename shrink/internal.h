@@ -63,6 +63,7 @@ struct shrink {
 	                                    * (atomics: read off the lock as a hint) */
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per kind and class */
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages next (relaxed CAS) */
+	_Atomic uint64_t trim_next_ms;    /* when the slabs' retained pages are trimmed next (relaxed CAS) */
 	size_t in_transit;                /* evicted, not yet gone from bytes_used */
 	size_t in_transit_seen_used;      /* bytes_used when in_transit was last updated */
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
@@ -96,6 +97,9 @@ int sweep_limit_changed(struct shrink *sh, size_t limit);
 /* Sweep until about @bytes of entries are evicted, lock held: the slot
  * bytes evicted. */
 size_t sweep_reclaim(struct shrink *sh, size_t bytes);
+/* Retire both slabs' open pages stamped at most @stamp_max (UINT64_MAX:
+ * all): sweeps and compaction reach them then. */
+void open_release(struct udc_cache *c, uint64_t stamp_max);
 /* Age negatives out (negative_max_age_ms), at most @budget work units,
  * lock held: true if more remains. */
 bool sweep_age(struct shrink *sh, size_t budget);

@@ -30,7 +30,8 @@
  *   no RCU callback and no reader takes it.
  *
  * Ordering:
- *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
+ *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
+ *   space ageing batches and trims.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -39,6 +40,8 @@
 #include <string.h>
 #include <time.h>
 
+#define SLACK_MIN ((size_t)16 << 10)
+#define SLACK_MAX ((size_t)1 << 20)
 #define RECLAIM_INLINE_ROUNDS 4
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
@@ -50,15 +53,24 @@
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
+#define TRIM_PERIOD_MS 100                         /* retained pages not reused in it go back */
 
 static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
-/* The overshoot allowed past the limit: 1% of it or 1 MiB, the larger. */
+/* The overshoot allowed past the limit: 1% of it, or 4% of it between
+ * 16 KiB and 1 MiB, the larger (a small cache's slack is small: within
+ * 1.04 x limit from 400 KiB up; four 4 KiB pages below). */
 static size_t reclaim_slack(size_t limit)
 {
-	size_t one = limit / 100;
+	size_t one = limit / 100, four = limit / 25;
+	size_t floor = four < SLACK_MIN ? SLACK_MIN : four > SLACK_MAX ? SLACK_MAX : four;
 
-	return one > ((size_t)1 << 20) ? one : (size_t)1 << 20;
+	return one > floor ? one : floor;
+}
+
+size_t shrink_slack(const struct shrink *sh)
+{
+	return reclaim_slack(shrink_limit(sh));
 }
 
 /* bytes_used as reclaim sees it: with the tables' due growth, which is
@@ -140,6 +152,31 @@ static void age_inline(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
+/* Every TRIM_PERIOD_MS, by the reclaim thread or else by a call: the
+ * retained pages no allocation took in a period go back to the OS (the
+ * page faults of a churn stay away; an idle cache's spare pages do not). */
+static void pages_trim(struct shrink *sh)
+{
+	uint64_t due = atomic_load_explicit(&sh->trim_next_ms, memory_order_relaxed);
+	uint64_t now = slab_now_ms();
+
+	/* relaxed: see Ordering */
+	if (now < due || !atomic_compare_exchange_strong_explicit(&sh->trim_next_ms, &due,
+								   now + TRIM_PERIOD_MS,
+								   memory_order_relaxed,
+								   memory_order_relaxed))
+		return;
+	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), false);
+	slab_trim(cache_slab(sh->c, ENT_POSITIVE), false);
+}
+
+/* udc_shrink: the spare (retained) pages go too, at once. */
+static void spares_trim(struct shrink *sh)
+{
+	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), true);
+	slab_trim(cache_slab(sh->c, ENT_POSITIVE), true);
+}
+
 /* Evict about @bytes, then free a batch of the directories left idle:
  * the slot bytes evicted (shrink_lock held).  @source: the reclaim
  * probe's (enum udc_probe_reclaim). */
@@ -193,6 +230,8 @@ static void stale_inline(struct shrink *sh)
 static void reclaim_calls(struct shrink *sh)
 {
 	compact_inline(sh);   /* pages back without losing answers, first */
+	if (!sh->reclaimer_running)
+		pages_trim(sh);
 	age_inline(sh);
 	stale_inline(sh);
 	reap_inline(sh);
@@ -271,6 +310,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		compact_all(sh);
 		udc_mutex_lock(&sh->lock);
 		frees_wait(sh);
+		spares_trim(sh);
 		size_t after = cache_bytes_used(sh->c);
 		freed = before > after ? before - after : 0;
 	} else {
@@ -300,6 +340,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		while (rounds-- > 0 && dir_reap(sh->c, DIR_REAP_BATCH, freed < bytes))
 			;
 		frees_wait(sh);
+		spares_trim(sh);
 		tables_resize(sh);   /* shrinks the tables that are now too big */
 	}
 	udc_mutex_unlock(&sh->lock);
@@ -367,9 +408,6 @@ static bool reclaim_background(struct shrink *sh)
 		if (!compact_batch(sh, fresh))
 			break;
 	more = more || batches < 0;
-	/* The pages promotions and moves filled: the next pass may sweep them. */
-	slab_thread_release(cache_slab(sh->c, ENT_NEGATIVE));
-	slab_thread_release(cache_slab(sh->c, ENT_POSITIVE));
 	entry_free_flush(sh->c);
 	return more;
 }
@@ -396,6 +434,7 @@ static void *reclaimer_main(void *arg)
 		/* relaxed: kicks after this wake us again (see reclaimer_kick) */
 		atomic_store_explicit(&sh->reclaimer_kicked, false, memory_order_relaxed);
 		bool more = reclaim_background(sh);
+		pages_trim(sh);
 		pthread_mutex_lock(&sh->reclaimer_lock);
 		if (more || sh->reclaimer_stop || atomic_load_explicit(&sh->reclaimer_kicked, memory_order_relaxed))
 			continue;
@@ -407,8 +446,6 @@ static void *reclaimer_main(void *arg)
 		pthread_cond_timedwait(&sh->reclaimer_cond, &sh->reclaimer_lock, &t);
 	}
 	pthread_mutex_unlock(&sh->reclaimer_lock);
-	/* Our open pages and RCU batches go with the thread (slab's and
-	 * thread.c's exit handlers). */
 	return NULL;
 }
 

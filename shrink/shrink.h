@@ -30,8 +30,11 @@ void shrink_reclaimer_stop(struct shrink *sh);
 
 /* ---- the slabs' layout ---- */
 /* The slab classes of @kind's entries, whose sizes are @sizes[0..n):
- * each size twice, probation and main (S3-FIFO). */
-void shrink_slab_config(const size_t *sizes, unsigned n, struct slab_config *out);
+ * each size twice, probation and main (S3-FIFO); and the page size and cpu
+ * slots, from the memory limit (the pages reclaim reaches last stay a
+ * small share of it). */
+void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
+			struct slab_config *out);
 /* The class of a new entry of hash @hash whose size's probation class is
  * @cls: @cls, or its main class when the name's ghost was remembered. */
 unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cls,
@@ -61,5 +64,6 @@ void shrink_after_drop(struct shrink *sh);
 size_t shrink_bytes(struct shrink *sh, size_t bytes);   /* udc_shrink */
 int shrink_set_limit(struct shrink *sh, size_t bytes);   /* udc_set_memory_limit */
 size_t shrink_limit(const struct shrink *sh);            /* bytes_limit */
+size_t shrink_slack(const struct shrink *sh);            /* bytes_slack */
 
 #endif

@@ -62,6 +62,10 @@
 #include <time.h>
 
 #define SWEEP_BATCH 1024              /* work units per slab_sweep call (about a page) */
+#define SWEEP_OPEN_MAX_MS 1000        /* an open page not filled in this long gets swept */
+#define OPEN_SHARE_DIV 64             /* open pages: at most 1/64 of the limit, retained likewise */
+#define RETAINED_MIN 2                /* empty pages a slab may keep for reuse: 2..64 */
+#define RETAINED_MAX 64
 #define PROBATION_SHARE 10            /* % of a kind's pages that probation may hold */
 #define NEG_SHARE_INIT 20             /* % of entry pages for negatives (FreeBSD's cap) */
 #define NEG_SHARE_MIN 5
@@ -234,8 +238,31 @@ unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cl
 	return ghost_take(sh, hash, kind) ? entry_main_class(cls) : cls;
 }
 
-void shrink_slab_config(const size_t *sizes, unsigned n, struct slab_config *out)
+void open_release(struct udc_cache *c, uint64_t stamp_max)
 {
+	slab_release_open(cache_slab(c, ENT_NEGATIVE), stamp_max);
+	slab_release_open(cache_slab(c, ENT_POSITIVE), stamp_max);
+}
+
+void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
+			struct slab_config *out)
+{
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+	/* The open pages (slots x classes, both slabs), which reclaim
+	 * reaches last, within OPEN_SHARE_DIV-th of the limit: pages shrink
+	 * to 4 KiB first, then slots go (a tiny cache on many CPUs).  The
+	 * retained pages (reuse without page faults; slab_trim gives back
+	 * the ones not reused) within as much again. */
+	size_t budget = limit / OPEN_SHARE_DIV / 2;
+	unsigned cpus = slab_default_cpus(), shift = SLAB_PAGE_SHIFT_MAX;
+
+	while (shift > SLAB_PAGE_SHIFT_MIN && ((size_t)cpus * 2 * n) << shift > budget)
+		shift--;
+	while (cpus > 1 && ((size_t)cpus * 2 * n) << shift > budget)
+		cpus--;
+	size_t retained = (budget >> shift) < RETAINED_MIN ? RETAINED_MIN :
+			  (budget >> shift) > RETAINED_MAX ? RETAINED_MAX :
+							     budget >> shift;
 	udc_assert(2 * n <= SLAB_MAX_CLASSES);
 	memset(out, 0, sizeof(*out));
 	out->nr_classes = 2 * n;
@@ -243,7 +270,9 @@ void shrink_slab_config(const size_t *sizes, unsigned n, struct slab_config *out
 		out->class_size[2 * i] = out->class_size[2 * i + 1] = sizes[i];
 		out->fifo_mask |= 1u << (2 * i);   /* probation: filled once, a FIFO */
 	}
-	out->retained_max = 4;
+	out->retained_max = retained;
+	out->page_shift = shift;
+	out->nr_cpus = cpus;
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,7 +345,7 @@ static void visit_probation(void *arg, void *obj)
 	bool stale = !entry_is_current(e);
 	if (!stale && entry_hits(e)) {
 		struct slab *s = cache_slab(c, entry_kind_of(e));
-		unsigned cls = slab_page_class(slab_page_of(e));
+		unsigned cls = slab_page_class(slab_page_of(s, e));
 		sp->key = &key;
 		int v = slab_relocate_to(s, e, entry_main_class(cls), promote_move, sp);
 		if (v == SLAB_MOVED)
@@ -460,7 +489,9 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 	bool main[4], empty[2][2] = { { false } };
 	/* Bounded: every page about four times over (a main entry's hits
 	 * reach zero in at most HITS_MAX + 1 visits). */
-	int64_t steps = (int64_t)(entry_slabs_bytes(c) / SLAB_PAGE_SIZE) * (HITS_MAX + 1) + 8;
+	int64_t steps = (int64_t)(entry_slabs_bytes(c) / slab_page_size(cache_slab(c, ENT_NEGATIVE))) *
+				(HITS_MAX + 1) +
+			8;
 
 	/* Evictions start: ghosts for as many entries as the cache holds,
 	 * grown only (the cache empties as it is swept); a table that cannot
@@ -468,9 +499,10 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 	uint32_t want = ghost_slots_wanted(c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1)
 		ghost_resize(sh, want);
-	/* This thread's open pages become sweepable (others' stay theirs). */
-	slab_thread_release(cache_slab(c, ENT_NEGATIVE));
-	slab_thread_release(cache_slab(c, ENT_POSITIVE));
+	/* Open pages that have not filled for a while become sweepable (the
+	 * others hold the newest entries: FIFO takes them last, below). */
+	open_release(c, slab_now_ms() - SWEEP_OPEN_MAX_MS);
+	bool opened = false;
 	unsigned nq = 0;
 	for (int64_t step = 0; sp.evicted < bytes && step < steps; step++) {
 		if (step % 16 == 0)   /* the shares move as pages go: look again */
@@ -478,6 +510,13 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 		unsigned i = 0;
 		while (i < nq && empty[kind[i]][main[i]])
 			i++;
+		if (i == nq && !opened && sp.evicted < bytes) {
+			/* Everything else is swept: the open pages too. */
+			open_release(c, UINT64_MAX);
+			opened = true;
+			memset(empty, 0, sizeof(empty));
+			continue;
+		}
 		if (i == nq)
 			break;   /* nothing to sweep now: the frees will land */
 		/* No more work than the bytes still wanted (a unit is at most
@@ -503,8 +542,8 @@ bool sweep_age(struct shrink *sh, size_t budget)
 	uint64_t now = slab_now_ms();
 	if (now < max_age)
 		return false;
-	/* Open pages of this thread older than the age: their entries too. */
-	slab_thread_release_stale(cache_slab(c, ENT_NEGATIVE), now - max_age);
+	/* Open pages older than the age: their entries too. */
+	slab_release_open(cache_slab(c, ENT_NEGATIVE), now - max_age);
 	/* Probation: every entry of a page that old is past the age; main
 	 * is visited twice as often (an entry loses a hit a visit). */
 	size_t done = sweep_queue(&sp, ENT_NEGATIVE, false, budget, now - max_age);
@@ -582,10 +621,8 @@ bool sweep_garbage(struct shrink *sh, size_t budget)
 	if (!sh->garbage_round) {   /* a round starts: what it will have covered */
 		sh->garbage_round = atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed);
 		sh->garbage_round_ns = mono_ns();
-		/* This thread's open pages too (other threads' stay theirs
-		 * until they retire them or go offline). */
-		slab_thread_release(cache_slab(c, ENT_NEGATIVE));
-		slab_thread_release(cache_slab(c, ENT_POSITIVE));
+		/* The open pages too. */
+		open_release(c, UINT64_MAX);
 	}
 	for (unsigned k = 0; k < 2; k++) {
 		struct slab *s = cache_slab(c, (enum entry_kind)k);

@@ -53,9 +53,9 @@ uint64_t slab_page_stamp(const struct slab_page *p)
 	return p->stamp;
 }
 
-struct slab_page *slab_page_of(const void *obj)
+struct slab_page *slab_page_of(const struct slab *s, const void *obj)
 {
-	return slab_page_hdr(obj);
+	return slab_page_hdr(s, obj);
 }
 
 /* Isolate PARTIAL page @p, cls->lock held. */
@@ -158,12 +158,12 @@ size_t slab_page_for_each(struct slab *s, struct slab_page *p, void (*fn)(void *
 
 int slab_relocate(struct slab *s, void *obj, slab_move_fn move, void *arg)
 {
-	return slab_relocate_to(s, obj, slab_page_hdr(obj)->cls->index, move, arg);
+	return slab_relocate_to(s, obj, slab_page_hdr(s, obj)->cls->index, move, arg);
 }
 
 int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move, void *arg)
 {
-	udc_assert(cls < s->nr_classes && s->cls[cls].size == slab_page_hdr(obj)->size);
+	udc_assert(cls < s->nr_classes && s->cls[cls].size == slab_page_hdr(s, obj)->size);
 	void *dst = slab_alloc(s, cls);
 
 	if (!dst)

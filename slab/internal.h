@@ -3,22 +3,31 @@
  * slab/internal.h - the slab's private types, in one place.
  *
  * Glossary
- *   page      SLAB_PAGE_SIZE bytes aligned to SLAB_PAGE_SIZE: a header
- *             (struct slab_page), the next-index array, then the slots.
+ *   page      s->page_size bytes (4..64 KiB, chosen at slab_create) aligned
+ *             to its size: a header (struct slab_page), the next-index
+ *             array, then the slots.
+ *   cpu slot  one of s->nr_cpus open-page holders (struct slab_cpu): an
+ *             open page per class and an RCU free batch, under its lock.
+ *             A thread uses the slot of the CPU it runs on, or the next
+ *             free one: threads share slots, so the pages no reclaim can
+ *             reach are bounded by CPUs x classes, never by threads.
  *   slot      one object's place in a page, by index 0..capacity-1.
  *   bump      slots >= bump were never handed out (no list holds them).
- *   local     the page's local free list: pushed and popped by the page's
- *             owner thread (OPEN), or under the class lock (otherwise).
+ *   local     the page's local free list: popped by the holder of the
+ *             page's cpu slot lock (OPEN), or under the class lock
+ *             (otherwise); every free goes to remote first.
  *   remote    the page's remote free list: pushed lock-free by any thread,
  *             taken whole (atomic exchange) by whoever may touch local.
  *   used      slots handed out and not back on local (remote ones count).
- *   state     OPEN (one thread's open page), PARTIAL (on the class's
+ *   state     OPEN (a cpu slot's open page), PARTIAL (on the class's
  *             partial list, anyone may acquire it), ISOLATED (taken by
  *             slab_page_isolate), DEAD (empty, waiting for a grace period).
  *
  * Free-list links are slot indexes kept in the header's next[] array, not
  * in the objects: slab never writes into an object, which is what lets an
  * owner read an object of an isolated page while it is being freed.
+ *
+ * Lock order: cpu->lock -> cls->lock -> retained_lock.
  *
  * Invariants (checked by slab_check() and, for isolated pages,
  * slab_page_check() at UDC_DEBUG >= 3):
@@ -53,6 +62,7 @@
 #include "slab/slab.h"
 
 #include "common/debug.h"
+#include "common/lock.h"
 #include "common/rcu_pending.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -70,7 +80,7 @@
 
 #define SLAB_NIL UINT32_MAX  /* end of a free list */
 #define SLAB_MAX_SLOTS 1024  /* 64 KiB / 64 bytes: fits next[] in uint16 */
-#define SLAB_TLS_WAYS 8	     /* slabs a thread uses at once without eviction */
+#define SLAB_MAX_CPUS 1024   /* cpu slots at most */
 #define SLAB_BATCH 62	     /* objects per RCU free batch */
 #define SLAB_PARTIAL_SCAN 32 /* partial pages looked at per refill */
 
@@ -100,7 +110,7 @@ struct slab_page {
 	uint32_t size;		/* object size; immutable likewise */
 	uint32_t offset;	/* first slot's offset from the page start */
 	struct slab_class *cls; /* immutable likewise */
-	_Atomic(void *) owner;	/* the OPEN owner's thread token, else NULL */
+	_Atomic(void *) owner;	/* OPEN: the struct slab_cpu holding it, else NULL */
 	char pad1_[24];		/* to 64 bytes (explicit: see below) */
 
 	/* --- remote frees --- */
@@ -149,10 +159,24 @@ struct slab_batch {
 	void *obj[SLAB_BATCH];
 };
 
+/*
+ * A cpu slot: the open pages and the RCU free batch of the threads that
+ * run on one CPU (or find its lock free).  Padded to its own lines.
+ */
+struct slab_cpu {
+	struct udc_mutex lock;			   /* everything below */
+	struct slab_page *open[SLAB_MAX_CLASSES]; /* OPEN pages, owner == this slot */
+	struct slab_batch *batch;		   /* slab_free_rcu's batch being filled */
+} __attribute__((aligned(64)));
+
 struct slab {
-	uint64_t id; /* unique in the process, never reused */
+	uint64_t id;		/* unique in the process (probes) */
 	unsigned nr_classes;
+	unsigned nr_cpus;	/* cpu slots */
+	unsigned page_shift;	/* pages of 1 << page_shift bytes, aligned to it */
+	size_t page_size;
 	size_t retained_max;
+	struct slab_cpu *cpus;	/* [nr_cpus] */
 
 	/* --- counters (relaxed; stats only) --- */
 	_Atomic uint64_t seq_next;
@@ -164,11 +188,11 @@ struct slab {
 	_Atomic uint64_t relocated;
 	_Atomic uint64_t evicted;
 
-	pthread_mutex_t retained_lock; /* protects retained, nr_retained */
+	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low */
 	struct cds_list_head retained; /* empty pages, linked through link */
 	int64_t nr_retained;
+	int64_t retained_low;	       /* fewest retained since the last slab_trim */
 
-	struct cds_list_head registry; /* on the global list of live slabs (registry_lock) */
 	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
 
 	struct slab_class cls[SLAB_MAX_CLASSES];
@@ -181,11 +205,9 @@ extern __thread bool slab_tls_compacting;
 extern __thread bool slab_tls_capturing;
 extern __thread struct slab_page *slab_tls_captured;
 
-/* The calling thread's identity for page ownership. */
-void *slab_thread_token(void);
-
 /* page.c */
-struct slab_page *slab_page_new(struct slab_class *c);
+struct slab_page *slab_page_new(struct slab_class *c, struct slab_cpu *owner);
+int slab_arena_init(void);   /* the pages' jemalloc arena: 0 or -ENOMEM */
 void slab_page_release_locked(struct slab_page *p);
 void slab_page_free_dead(struct slab_page *p);   /* a DEAD page, a grace period later */
 void slab_page_requeue_locked(struct slab_page *p);   /* newest of its class now */
@@ -194,9 +216,9 @@ void *slab_page_pop(struct slab_page *p);
 int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t n);
 void slab_page_free_mem(struct slab *s, struct slab_page *p);
 
-static inline struct slab_page *slab_page_hdr(const void *obj)
+static inline struct slab_page *slab_page_hdr(const struct slab *s, const void *obj)
 {
-	return (struct slab_page *)((uintptr_t)obj & ~(uintptr_t)(SLAB_PAGE_SIZE - 1));
+	return (struct slab_page *)((uintptr_t)obj & ~(uintptr_t)(s->page_size - 1));
 }
 
 static inline uint32_t slab_page_index(const struct slab_page *p, const void *obj)

@@ -2,8 +2,9 @@
 /*
  * slab/page.c - page memory and one page's free lists.
  *
- * Owns: taking pages from jemalloc (mallocx with MALLOCX_ALIGN(64 KiB)) or
- * the retained cache, laying them out for a class, popping slots, taking a
+ * Owns: the pages' jemalloc arena (decays 0: freed pages are purged at
+ * once), taking pages from it (mallocx aligned to the slab's page size)
+ * or from the retained cache, laying them out for a class, popping slots, taking a
  * page's remote list into its local list (collect), releasing an empty
  * page (DEAD, then after a grace period to the retained cache or back to
  * jemalloc with dallocx), and the per-page validator.  In sanitizer builds
@@ -12,9 +13,9 @@
  * Locking:
  *   cls->lock protects cls->pages, cls->partial, nr_pages and every field
  *   of a page that is not OPEN (local, bump, used, state).  An OPEN page's
- *   local/bump/used belong to its owner thread, without a lock.
+ *   local/bump/used belong to the holder of its cpu slot's lock.
  *   s->retained_lock (leaf) protects the retained list.  Order:
- *   registry_lock (slab.c) -> cls->lock -> retained_lock.
+ *   cpu->lock (slab.c) -> cls->lock -> retained_lock.
  *
  * Ordering:
  *   The remote list's pushes are release CASes (slab.c) and collect takes
@@ -36,26 +37,121 @@
 
 #include <jemalloc/jemalloc.h>
 
-static void *page_mem_alloc(void)
+#ifndef SLAB_LIBC_PAGES
+/*
+ * The pages' arena: one jemalloc arena for every slab of the process, with
+ * both decays at 0, so that a page given back is purged (madvise) at once
+ * instead of sitting in jemalloc's dirty pages until the allocator next
+ * runs its decay (which, in a process that idles, is never).  The slab's
+ * retained cache (retained_max pages) is the reserve kept resident.
+ * No thread cache: a freed page must reach the arena to be purged.
+ */
+static unsigned arena;
+static int arena_err;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+
+static void arena_create(void)
 {
-#ifdef SLAB_LIBC_PAGES
+	size_t sz = sizeof(arena);
+	ssize_t zero = 0;
+	char name[64];
+
+	if (mallctl("arenas.create", &arena, &sz, NULL, 0)) {
+		arena_err = -ENOMEM;
+		return;
+	}
+	snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", arena);
+	int r = mallctl(name, NULL, NULL, &zero, sizeof(zero));
+	snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", arena);
+	r = r ? r : mallctl(name, NULL, NULL, &zero, sizeof(zero));
+	arena_err = r ? -ENOMEM : 0;
+}
+
+int slab_arena_init(void)
+{
+	pthread_once(&arena_once, arena_create);
+	return arena_err;
+}
+
+size_t slab_resident_bytes(void)
+{
+	uint64_t epoch = 1;
+	size_t resident = 0, sz = sizeof(resident);
+	char name[64];
+
+	if (slab_arena_init())
+		return 0;
+	/* Refresh jemalloc's statistics, then read the arena's. */
+	sz = sizeof(epoch);
+	if (mallctl("epoch", &epoch, &sz, &epoch, sz))
+		return 0;
+	snprintf(name, sizeof(name), "stats.arenas.%u.resident", arena);
+	sz = sizeof(resident);
+	return mallctl(name, &resident, &sz, NULL, 0) ? 0 : resident;
+}
+
+static void *page_mem_alloc(struct slab *s)
+{
+	return mallocx(s->page_size,
+		       MALLOCX_ALIGN(s->page_size) | MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE);
+}
+
+static void page_mem_free(struct slab *s, void *p)
+{
+	dallocx(p, MALLOCX_ALIGN(s->page_size) | MALLOCX_TCACHE_NONE);
+}
+#else
+/* Sanitizer builds: pages from libc, so that ASan and TSan see them. */
+int slab_arena_init(void)
+{
+	return 0;
+}
+
+size_t slab_resident_bytes(void)
+{
+	return 0;
+}
+
+static void *page_mem_alloc(struct slab *s)
+{
 	void *p;
 
-	return posix_memalign(&p, SLAB_PAGE_SIZE, SLAB_PAGE_SIZE) ? NULL : p;
-#else
-	return mallocx(SLAB_PAGE_SIZE, MALLOCX_ALIGN(SLAB_PAGE_SIZE));
+	return posix_memalign(&p, s->page_size, s->page_size) ? NULL : p;
+}
+
+static void page_mem_free(struct slab *s, void *p)
+{
+	(void)s;
+	free(p);
+}
 #endif
+
+size_t slab_trim(struct slab *s, bool all)
+{
+	CDS_LIST_HEAD(surplus);
+	struct slab_page *p, *tmp;
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->retained_lock);
+	/* The pages that stayed retained all along were not needed: they go. */
+	for (int64_t k = all ? s->nr_retained : s->retained_low; k > 0; k--) {
+		p = cds_list_first_entry(&s->retained, struct slab_page, link);
+		cds_list_move(&p->link, &surplus);
+		s->nr_retained--;
+		n++;
+	}
+	s->retained_low = s->nr_retained;
+	pthread_mutex_unlock(&s->retained_lock);
+	cds_list_for_each_entry_safe(p, tmp, &surplus, link)
+		slab_page_free_mem(s, p);
+	return n;
 }
 
 /* Give a page's memory back to the page allocator. */
 void slab_page_free_mem(struct slab *s, struct slab_page *p)
 {
-	SLAB_UNPOISON(p, SLAB_PAGE_SIZE);
-#ifdef SLAB_LIBC_PAGES
-	free(p);
-#else
-	dallocx(p, MALLOCX_ALIGN(SLAB_PAGE_SIZE));
-#endif
+	SLAB_UNPOISON(p, s->page_size);
+	page_mem_free(s, p);
 	atomic_fetch_sub_explicit(&s->nr_pages, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->pages_returned, 1, memory_order_relaxed);
 }
@@ -69,22 +165,24 @@ static struct slab_page *page_take_retained(struct slab *s)
 		p = cds_list_first_entry(&s->retained, struct slab_page, link);
 		cds_list_del(&p->link);
 		s->nr_retained--;
+		if (s->retained_low > s->nr_retained)
+			s->retained_low = s->nr_retained;
 	}
 	pthread_mutex_unlock(&s->retained_lock);
 	return p;
 }
 
 /*
- * A new OPEN page of class @c owned by the calling thread, on c->pages.
- * NULL when out of memory.
+ * A new OPEN page of class @c on c->pages, held by cpu slot @owner (whose
+ * lock the caller holds).  NULL when out of memory.
  */
-struct slab_page *slab_page_new(struct slab_class *c)
+struct slab_page *slab_page_new(struct slab_class *c, struct slab_cpu *owner)
 {
 	struct slab *s = c->slab;
 	struct slab_page *p = page_take_retained(s);
 
 	if (!p) {
-		p = page_mem_alloc();
+		p = page_mem_alloc(s);
 		if (!p)
 			return NULL;
 		atomic_fetch_add_explicit(&s->nr_pages, 1, memory_order_relaxed);
@@ -92,7 +190,7 @@ struct slab_page *slab_page_new(struct slab_class *c)
 	}
 	/* A retained page may have been of another class: its old poisoned
 	 * slots may overlap this class's next[] array. */
-	SLAB_UNPOISON(p, SLAB_PAGE_SIZE);
+	SLAB_UNPOISON(p, s->page_size);
 	memset(p, 0, sizeof(*p));
 	p->local = SLAB_NIL;
 	p->bump = 0;
@@ -105,7 +203,7 @@ struct slab_page *slab_page_new(struct slab_class *c)
 	atomic_init(&p->remote, SLAB_NIL);
 	atomic_init(&p->remote_n, 0);
 	atomic_init(&p->rcu_n, 0);
-	atomic_init(&p->owner, slab_thread_token());
+	atomic_init(&p->owner, owner);
 	p->state = SLAB_OPEN;
 	SLAB_POISON((char *)p + p->offset, (size_t)p->capacity * p->size);
 
@@ -118,7 +216,7 @@ struct slab_page *slab_page_new(struct slab_class *c)
 	return p;
 }
 
-/* Pop a slot: called by the owner of an OPEN page or under cls->lock. */
+/* Pop a slot: under an OPEN page's cpu slot lock, or under cls->lock. */
 void *slab_page_pop(struct slab_page *p)
 {
 	uint32_t i = p->local;
@@ -139,7 +237,7 @@ void *slab_page_pop(struct slab_page *p)
 }
 
 /*
- * Move the remote list onto the local list (owner of an OPEN page, or under
+ * Move the remote list onto the local list (cpu slot lock of an OPEN page, or under
  * cls->lock).  Returns the number of slots taken.  The taken slots are
  * poisoned here, not by their freers: see slab_page_isolate() in slab.h.
  */
@@ -249,7 +347,7 @@ int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t
 
 	if (p->capacity == 0 || p->capacity > SLAB_MAX_SLOTS || p->bump > p->capacity)
 		FAIL("page %p: capacity %u bump %u", (void *)p, p->capacity, p->bump);
-	if (p->offset + (size_t)p->capacity * p->size > SLAB_PAGE_SIZE)
+	if (p->offset + (size_t)p->capacity * p->size > p->slab->page_size)
 		FAIL("page %p: slots overflow the page", (void *)p);
 	for (int list = 0; list < (quiescent ? 2 : 1); list++) {
 		/* acquire: pairs with the pushers' release (their next[] links) */

@@ -1,31 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slab/slab.c - slabs, threads' open pages, allocation, frees, statistics.
+ * slab/slab.c - slabs, cpu slots, allocation, frees, statistics.
  *
- * Owns: slab creation and destruction, the process-wide registry of live
- * slabs (so a thread's exit can tell which of its table entries are still
- * alive), each thread's small table of open pages (SLAB_TLS_WAYS slabs,
- * keyed by slab id; ids are never reused, so a stale entry never matches),
- * the allocation fast path, frees (local, remote, after a grace period),
- * page retirement and acquisition, slab_stats and slab_check.
+ * Owns: slab creation and destruction, the cpu slots (each: an open page
+ * per class and an RCU free batch), the allocation fast path, frees
+ * (remote, after a grace period, held), page retirement and acquisition,
+ * slab_stats and slab_check.
  *
- * Allocation: the thread's open page of the class; pop its local list or
- * bump (no lock, no atomic RMW); else take its remote list (one exchange);
- * else retire it (PARTIAL, and the newest page of its class) and acquire
- * a partial page with a quarter free, or a new page (always, in a fifo
+ * Cpu slots: a slab has nr_cpus of them (the CPUs, or fewer when the
+ * owner asks: small caches).  A thread takes the slot of the CPU it runs
+ * on (sched_getcpu: rseq, no system call) with a trylock, or the next
+ * slot whose lock is free, or waits for its own.  So however many threads
+ * call, at most nr_cpus x nr_classes pages are open, and nothing stays
+ * behind when a thread exits or parks: reclaim retires open pages itself
+ * (slab_release_open), and a free batch is any slot's, flushed by anyone.
+ *
+ * Allocation: under the slot lock, the slot's open page of the class; pop
+ * its local list or bump; else take its remote list (one exchange); else
+ * retire it (PARTIAL, and the newest page of its class) and acquire a
+ * partial page with a quarter free, or a new page (always, in a fifo
  * class), under the class lock.
  *
- * Frees: by the page's owner, a push on the local list (no atomic); by any
- * other thread, a lock-free push on the page's remote list.  A remote free
- * that may have emptied an unowned partial page takes the class lock to
- * collect and release it.  slab_free_rcu() fills a per-thread batch of
- * SLAB_BATCH objects with one rcu_head; the batch's callback frees them.
+ * Frees: every free is a lock-free push on the page's remote list (the
+ * slot lock is not taken to free).  A remote free that may have emptied an
+ * unowned partial page takes the class lock to collect and release it.
+ * slab_free_rcu() fills the slot's batch of SLAB_BATCH objects with one
+ * rcu_head; the batch's callback frees them.
  *
  * Locking:
- *   registry_lock (outermost; create, destroy, thread exit, table
- *   eviction) -> cls->lock (page lists, non-OPEN pages) -> retained_lock.
- *   No lock is held across a callback into the owner and none across
- *   synchronize_rcu/rcu_barrier.
+ *   cpu->lock (the slot's pages' local side, its batch) -> cls->lock (page
+ *   lists, non-OPEN pages) -> retained_lock.  A slot lock is held for a
+ *   pop, or across a refill (which may call jemalloc), never across a
+ *   callback into the owner, synchronize_rcu or call_rcu.
  *
  * Ordering:
  *   (a) Remote push is a release CAS; the collector's exchange is acquire
@@ -49,65 +55,46 @@
  *       runs the batch after every reader that could have found it (or,
  *       held, slab_hold_end frees it after its own synchronize_rcu, and
  *       releases the pages it emptied after a second one, for (c)).
+ *   The slot locks order everything else: an open page's local side and
+ *   a batch are touched only under their slot's lock.
  *
  * Limitations (this version): partial pages are found by a bounded scan
  * of the partial list (SLAB_PARTIAL_SCAN, rotating the ones skipped), not
  * by occupancy bins; slots freed remotely are poisoned for ASan when they
- * are collected, not when they are freed; a thread using more than
- * SLAB_TLS_WAYS slabs at once retires pages on each table eviction; a
- * thread owns only its open page per class, so its frees into its own
- * retired (full) pages take the remote path (a CAS and a fence); the
- * retained cache keeps pages resident (no madvise yet); slab_check is
- * exact only when no other call runs, so the debug tier runs it at
- * slab_destroy and runs the per-page validator at slab_page_putback.
+ * are collected, not when they are freed; slab_check is exact only when
+ * no other call runs, so the debug tier runs it at slab_destroy and runs
+ * the per-page validator at slab_page_putback.
  */
+
 #include "slab/internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static CDS_LIST_HEAD(registry);	      /* live slabs (protected by registry_lock) */
-static uint64_t registry_next_id = 1; /* protected by registry_lock */
-
-struct slab_tls {
-	uint64_t id; /* 0: empty way */
-	struct slab *s;
-	struct slab_page *open[SLAB_MAX_CLASSES];
-	struct slab_batch *batch;
-};
-
-static __thread struct slab_tls tls[SLAB_TLS_WAYS];
-static __thread bool tls_holding;                /* slab_hold_begin .. slab_hold_end */
-static __thread struct slab_batch *tls_held;     /* full batches kept meanwhile */
+static __thread bool tls_holding;            /* slab_hold_begin .. slab_hold_end */
+static __thread struct slab_batch *tls_held; /* batches kept meanwhile, newest first */
 __thread bool slab_tls_capturing;
 __thread struct slab_page *slab_tls_captured;
-static __thread char tls_token;
-static __thread bool tls_keyed;
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static const size_t default_sizes[] = { 64, 96, 128, 192, 256 };
-
-void *slab_thread_token(void)
-{
-	return &tls_token;
-}
+static _Atomic uint64_t next_id = 1;
 
 /* ------------------------------------------------------------------ */
 /* creation */
 
-static int class_layout(struct slab_class *c, size_t size)
+static int class_layout(struct slab_class *c, size_t size, size_t page_size)
 {
 	size_t hdr = sizeof(struct slab_page);
 
-	if (size < 16 || size > 4096 || size % 16)
+	if (size < 16 || size > 4096 || size % 16 || size > page_size / 8)
 		return -EINVAL;
-	for (size_t cap = (SLAB_PAGE_SIZE - hdr) / size; cap > 0; cap--) {
+	for (size_t cap = (page_size - hdr) / size; cap > 0; cap--) {
 		size_t off = (hdr + cap * sizeof(uint16_t) + 63) & ~(size_t)63;
-		if (cap <= SLAB_MAX_SLOTS && off + cap * size <= SLAB_PAGE_SIZE) {
+		if (cap <= SLAB_MAX_SLOTS && off + cap * size <= page_size) {
 			c->capacity = (uint32_t)cap;
 			c->offset = (uint32_t)off;
 			c->size = (uint32_t)size;
@@ -115,6 +102,26 @@ static int class_layout(struct slab_class *c, size_t size)
 		}
 	}
 	return -EINVAL;
+}
+
+unsigned slab_default_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > SLAB_MAX_CPUS ? SLAB_MAX_CPUS : (unsigned)n;
+}
+
+static int slab_geometry(struct slab *s, const struct slab_config *cfg)
+{
+	unsigned shift = cfg && cfg->page_shift ? cfg->page_shift : SLAB_PAGE_SHIFT_MAX;
+	unsigned cpus = cfg && cfg->nr_cpus ? cfg->nr_cpus : slab_default_cpus();
+
+	if (shift < SLAB_PAGE_SHIFT_MIN || shift > SLAB_PAGE_SHIFT_MAX || cpus > SLAB_MAX_CPUS)
+		return -EINVAL;
+	s->page_shift = shift;
+	s->page_size = (size_t)1 << shift;
+	s->nr_cpus = cpus;
+	return 0;
 }
 
 struct slab *slab_create(const struct slab_config *cfg)
@@ -131,20 +138,40 @@ struct slab *slab_create(const struct slab_config *cfg)
 		sizes = cfg->class_size;
 		n = cfg->nr_classes;
 	}
+	if (slab_arena_init()) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (posix_memalign((void **)&s, 64, sizeof(*s))) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(s, 0, sizeof(*s));
+	if (slab_geometry(s, cfg)) {
+		free(s);
+		errno = EINVAL;
+		return NULL;
+	}
 	s->nr_classes = n;
 	s->retained_max = cfg ? cfg->retained_max : 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct slab_class *c = &s->cls[i];
-		if (class_layout(c, sizes[i]) || (i && sizes[i] < sizes[i - 1])) {
+		if (class_layout(c, sizes[i], s->page_size) || (i && sizes[i] < sizes[i - 1])) {
 			free(s);
 			errno = EINVAL;
 			return NULL;
 		}
+	}
+	if (posix_memalign((void **)&s->cpus, 64, s->nr_cpus * sizeof(*s->cpus))) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(s->cpus, 0, s->nr_cpus * sizeof(*s->cpus));
+	for (unsigned i = 0; i < s->nr_cpus; i++)
+		udc_mutex_init(&s->cpus[i].lock);
+	for (unsigned i = 0; i < n; i++) {
+		struct slab_class *c = &s->cls[i];
 		pthread_mutex_init(&c->lock, NULL);
 		CDS_INIT_LIST_HEAD(&c->pages);
 		CDS_INIT_LIST_HEAD(&c->partial);
@@ -154,13 +181,10 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	pthread_mutex_init(&s->retained_lock, NULL);
 	CDS_INIT_LIST_HEAD(&s->retained);
-	atomic_init(&s->meta_bytes, (int64_t)sizeof(*s));
+	atomic_init(&s->meta_bytes, (int64_t)(sizeof(*s) + s->nr_cpus * sizeof(*s->cpus)));
 	atomic_init(&s->seq_next, 1);
-
-	pthread_mutex_lock(&registry_lock);
-	s->id = registry_next_id++;
-	cds_list_add(&s->registry, &registry);
-	pthread_mutex_unlock(&registry_lock);
+	/* relaxed: a name, unique by the RMW alone */
+	s->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
 	return s;
 }
 
@@ -174,12 +198,46 @@ size_t slab_class_size(const struct slab *s, unsigned cls)
 	return cls < s->nr_classes ? s->cls[cls].size : 0;
 }
 
+size_t slab_page_size(const struct slab *s)
+{
+	return s->page_size;
+}
+
+unsigned slab_nr_cpus(const struct slab *s)
+{
+	return s->nr_cpus;
+}
+
 int slab_class_for_size(const struct slab *s, size_t size)
 {
 	for (unsigned i = 0; i < s->nr_classes; i++)
 		if (size <= s->cls[i].size)
 			return (int)i;
 	return -EINVAL;
+}
+
+/* ------------------------------------------------------------------ */
+/* cpu slots */
+
+/* Lock a cpu slot: this CPU's if free, else the next free one, else wait
+ * for this CPU's (every slot busy: more runnable callers than slots). */
+static struct slab_cpu *cpu_lock(struct slab *s)
+{
+	int cpu = sched_getcpu();
+	unsigned n = s->nr_cpus, first = cpu < 0 ? 0 : (unsigned)cpu % n;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct slab_cpu *sc = &s->cpus[(first + k) % n];
+		if (!udc_mutex_trylock(&sc->lock))
+			return sc;
+	}
+	udc_mutex_lock(&s->cpus[first].lock);
+	return &s->cpus[first];
+}
+
+static void cpu_unlock(struct slab_cpu *sc)
+{
+	udc_mutex_unlock(&sc->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -193,12 +251,16 @@ uint64_t slab_now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* The owner gives up its OPEN page @p: it becomes PARTIAL, and the newest
- * of its class (its objects are as young as the last one allocated). */
-static void page_retire(struct slab_page *p)
+/* Slot @sc (locked) gives up its OPEN page of class @cls: it becomes
+ * PARTIAL, and the newest of its class (its objects are as young as the
+ * last one allocated). */
+static void page_retire_locked(struct slab_cpu *sc, unsigned cls)
 {
+	lock_assert_held(&sc->lock);
+	struct slab_page *p = sc->open[cls];
 	struct slab_class *c = p->cls;
 
+	sc->open[cls] = NULL;
 	pthread_mutex_lock(&c->lock);
 	slab_page_requeue_locked(p);
 	p->state = SLAB_PARTIAL;
@@ -217,14 +279,15 @@ static void page_retire(struct slab_page *p)
  * what it evacuates, so that survivors move into dense pages only once. */
 __thread bool slab_tls_compacting;
 
-/* A page of @c for the calling thread to own: partial with room, or new. */
-static struct slab_page *page_acquire(struct slab_class *c)
+/* A page of @c for slot @sc (locked) to hold: partial with room, or new. */
+static struct slab_page *page_acquire_locked(struct slab_cpu *sc, struct slab_class *c)
 {
+	lock_assert_held(&sc->lock);
 	struct slab_page *p, *tmp;
 	unsigned scanned = 0;
 
 	if (c->fifo)
-		return slab_page_new(c);
+		return slab_page_new(c, sc);
 	pthread_mutex_lock(&c->lock);
 	cds_list_for_each_entry_safe(p, tmp, &c->partial, plink) {
 		if (scanned++ == SLAB_PARTIAL_SCAN)
@@ -234,8 +297,9 @@ static struct slab_page *page_acquire(struct slab_class *c)
 		    (!slab_tls_compacting || 2 * live >= p->capacity)) {
 			cds_list_del(&p->plink);
 			p->state = SLAB_OPEN;
-			/* relaxed: only this thread tests owner == its token */
-			atomic_store_explicit(&p->owner, slab_thread_token(), memory_order_relaxed);
+			/* relaxed: read by remote freers only against NULL, and
+			 * by slab_check; the class lock orders the rest */
+			atomic_store_explicit(&p->owner, sc, memory_order_relaxed);
 			slab_page_collect(p);
 			pthread_mutex_unlock(&c->lock);
 			return p;
@@ -244,20 +308,7 @@ static struct slab_page *page_acquire(struct slab_class *c)
 		cds_list_add_tail(&p->plink, &c->partial);
 	}
 	pthread_mutex_unlock(&c->lock);
-	return slab_page_new(c);
-}
-
-/* ------------------------------------------------------------------ */
-/* the thread table */
-
-static struct slab *registry_find_locked(uint64_t id)
-{
-	struct slab *s;
-
-	cds_list_for_each_entry(s, &registry, registry)
-		if (s->id == id)
-			return s;
-	return NULL;
+	return slab_page_new(c, sc);
 }
 
 static void batch_free_rcu(struct rcu_head *head);
@@ -274,128 +325,30 @@ static void batch_queue(struct slab_batch *b)
 	call_rcu(&b->rcu, batch_free_rcu); /* (d) */
 }
 
-/* Hand a way's batch to call_rcu and retire its pages; the slab is alive. */
-static void way_release(struct slab_tls *t)
+/* Take slot @sc's batch if it holds objects (its lock held). */
+static struct slab_batch *batch_take_locked(struct slab_cpu *sc)
 {
-	for (unsigned i = 0; i < SLAB_MAX_CLASSES; i++) {
-		if (t->open[i])
-			page_retire(t->open[i]);
-		t->open[i] = NULL;
-	}
-	if (t->batch) {
-		if (t->batch->n)
-			batch_queue(t->batch);
-		else {
-			atomic_fetch_sub_explicit(&t->s->meta_bytes, sizeof(*t->batch),
-						  memory_order_relaxed);
-			free(t->batch);
+	lock_assert_held(&sc->lock);
+	struct slab_batch *b = sc->batch;
+
+	if (!b || !b->n)
+		return NULL;
+	sc->batch = NULL;
+	return b;
+}
+
+void slab_release_open(struct slab *s, uint64_t stamp_max)
+{
+	for (unsigned i = 0; i < s->nr_cpus; i++) {
+		struct slab_cpu *sc = &s->cpus[i];
+		udc_mutex_lock(&sc->lock);
+		for (unsigned cls = 0; cls < s->nr_classes; cls++) {
+			struct slab_page *p = sc->open[cls];
+			/* stamp: written only when the page is not OPEN (requeue) */
+			if (p && p->stamp <= stamp_max)
+				page_retire_locked(sc, cls);
 		}
-		t->batch = NULL;
-	}
-}
-
-/* Release a way whose slab may have been destroyed. */
-static void way_release_checked(struct slab_tls *t)
-{
-	pthread_mutex_lock(&registry_lock);
-	if (registry_find_locked(t->id) == t->s) {
-		way_release(t);
-	} else {
-		/* The slab is gone with its pages: only the batch is ours. */
-		free(t->batch);
-	}
-	pthread_mutex_unlock(&registry_lock);
-	memset(t, 0, sizeof(*t));
-}
-
-static void thread_exit(void *arg)
-{
-	(void)arg;
-	/* call_rcu needs a registered thread; the embedder may have
-	 * unregistered this one already (destructor order is unspecified). */
-	bool reg = URCU_TLS(urcu_memb_reader).registered;
-
-	if (!reg)
-		rcu_register_thread();
-	for (unsigned w = 0; w < SLAB_TLS_WAYS; w++)
-		if (tls[w].id)
-			way_release_checked(&tls[w]);
-	if (!reg)
-		rcu_unregister_thread();
-}
-
-static void exit_key_create(void)
-{
-	if (pthread_key_create(&exit_key, thread_exit))
-		udc_panic("pthread_key_create failed");
-}
-
-static struct slab_tls *tls_get_slow(struct slab *s)
-{
-	if (!tls_keyed) {
-		pthread_once(&exit_key_once, exit_key_create);
-		if (pthread_setspecific(exit_key, &tls_token))
-			udc_panic("pthread_setspecific failed");
-		tls_keyed = true;
-	}
-	for (unsigned w = 1; w < SLAB_TLS_WAYS; w++) {
-		if (tls[w].id == s->id) {
-			struct slab_tls t = tls[w]; /* move to the front */
-			tls[w] = tls[0];
-			tls[0] = t;
-			return &tls[0];
-		}
-	}
-	unsigned w;
-	for (w = 0; w < SLAB_TLS_WAYS && tls[w].id; w++)
-		;
-	if (w == SLAB_TLS_WAYS) {
-		w = SLAB_TLS_WAYS - 1;
-		way_release_checked(&tls[w]);
-	}
-	tls[w] = tls[0];
-	memset(&tls[0], 0, sizeof(tls[0]));
-	tls[0].id = s->id;
-	tls[0].s = s;
-	return &tls[0];
-}
-
-static inline struct slab_tls *tls_get(struct slab *s)
-{
-	if (__builtin_expect(tls[0].id == s->id, 1))
-		return &tls[0];
-	return tls_get_slow(s);
-}
-
-static struct slab_tls *tls_find(struct slab *s)
-{
-	for (unsigned w = 0; w < SLAB_TLS_WAYS; w++)
-		if (tls[w].id == s->id)
-			return &tls[w];
-	return NULL;
-}
-
-void slab_thread_release(struct slab *s)
-{
-	struct slab_tls *t = tls_find(s);
-
-	if (t) {
-		way_release(t);
-		memset(t, 0, sizeof(*t));
-	}
-}
-
-void slab_thread_release_stale(struct slab *s, uint64_t stamp_max)
-{
-	struct slab_tls *t = tls_find(s);
-
-	for (unsigned i = 0; t && i < s->nr_classes; i++) {
-		struct slab_page *p = t->open[i];
-		/* stamp: written only when the page is not OPEN (requeue) */
-		if (p && p->stamp <= stamp_max) {
-			t->open[i] = NULL;
-			page_retire(p);
-		}
+		cpu_unlock(sc);
 	}
 }
 
@@ -407,26 +360,23 @@ size_t slab_class_bytes(struct slab *s, unsigned cls)
 	pthread_mutex_lock(&c->lock);
 	uint64_t n = c->nr_pages;
 	pthread_mutex_unlock(&c->lock);
-	return (size_t)n * SLAB_PAGE_SIZE;
+	return (size_t)n * s->page_size;
 }
 
 /* ------------------------------------------------------------------ */
 /* allocation and frees */
 
-static void *alloc_slow(struct slab_tls *t, struct slab_class *c)
+static void *alloc_slow_locked(struct slab_cpu *sc, struct slab_class *c)
 {
-	struct slab_page *p = t->open[c->index];
-
-	if (p) {
-		t->open[c->index] = NULL;
-		page_retire(p);
-	}
-	p = page_acquire(c);
+	lock_assert_held(&sc->lock);
+	if (sc->open[c->index])
+		page_retire_locked(sc, c->index);
+	struct slab_page *p = page_acquire_locked(sc, c);
 	if (!p) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	t->open[c->index] = p;
+	sc->open[c->index] = p;
 	void *obj = slab_page_pop(p);
 	udc_assert(obj != NULL);
 	return obj;
@@ -435,17 +385,21 @@ static void *alloc_slow(struct slab_tls *t, struct slab_class *c)
 void *slab_alloc(struct slab *s, unsigned cls)
 {
 	udc_assert(cls < s->nr_classes);
-	struct slab_tls *t = tls_get(s);
-	struct slab_page *p = t->open[cls];
+	struct slab_cpu *sc = cpu_lock(s);
+	struct slab_page *p = sc->open[cls];
+	void *obj = NULL;
 
 	if (__builtin_expect(p != NULL, 1)) {
-		void *obj = slab_page_pop(p);
-		if (__builtin_expect(obj != NULL, 1))
-			return obj;
-		if (slab_page_collect(p))
-			return slab_page_pop(p);
+		obj = slab_page_pop(p);
+		if (!obj && slab_page_collect(p))
+			obj = slab_page_pop(p);
 	}
-	return alloc_slow(t, &s->cls[cls]);
+	if (__builtin_expect(obj == NULL, 0))
+		obj = alloc_slow_locked(sc, &s->cls[cls]);
+	if (obj)   /* under the slot lock: see slab_alloc in slab.h */
+		memset(obj, 0, s->cls[cls].size);
+	cpu_unlock(sc);
+	return obj;
 }
 
 static void remote_free(struct slab_page *p, uint32_t i)
@@ -461,7 +415,7 @@ static void remote_free(struct slab_page *p, uint32_t i)
 	 * used read below is at least the one of the last collect */
 	int32_t n = atomic_fetch_add_explicit(&p->remote_n, 1, memory_order_acq_rel) + 1;
 	/* seq_cst fence: the push is before the owner load; pairs with the
-	 * fence in page_retire (b) */
+	 * fence in page_retire_locked (b) */
 	atomic_thread_fence(memory_order_seq_cst);
 	if ((uint32_t)n >= atomic_load_explicit(&p->used, memory_order_relaxed) &&
 	    atomic_load_explicit(&p->owner, memory_order_relaxed) == NULL) {
@@ -479,22 +433,11 @@ static void remote_free(struct slab_page *p, uint32_t i)
 
 void slab_free_now(struct slab *s, void *obj)
 {
-	struct slab_page *p = slab_page_hdr(obj);
+	struct slab_page *p = slab_page_hdr(s, obj);
 	uint32_t i = slab_page_index(p, obj);
 
-	(void)s;
-	/* not i < bump: bump is the owner's, unsynchronised for us */
+	/* not i < bump: bump is the slot holder's, unsynchronised for us */
 	udc_assert(p->slab == s && i < p->capacity && slab_page_slot(p, i) == obj);
-	/* relaxed: only this thread stores its own token (page_acquire/new) */
-	if (atomic_load_explicit(&p->owner, memory_order_relaxed) == slab_thread_token()) {
-		p->next[i] = p->local == SLAB_NIL ? UINT16_MAX : (uint16_t)p->local;
-		p->local = i;
-		atomic_store_explicit(&p->used,
-				      atomic_load_explicit(&p->used, memory_order_relaxed) - 1,
-				      memory_order_relaxed);
-		SLAB_POISON(obj, p->size);
-		return;
-	}
 	remote_free(p, i);
 }
 
@@ -505,7 +448,7 @@ static void batch_free(struct slab_batch *b)
 	for (unsigned i = 0; i < b->n; i++) {
 		/* relaxed: a compaction heuristic; before the free, which
 		 * may release the page */
-		atomic_fetch_sub_explicit(&slab_page_hdr(b->obj[i])->rcu_n, 1,
+		atomic_fetch_sub_explicit(&slab_page_hdr(s, b->obj[i])->rcu_n, 1,
 					  memory_order_relaxed);
 		slab_free_now(s, b->obj[i]);
 	}
@@ -523,40 +466,72 @@ static void batch_free_rcu(struct rcu_head *head)
 	rcu_pending_done(&s->rcu_pending);   /* last: s may go from here on */
 }
 
-void slab_free_rcu(struct slab *s, void *obj)
+static struct slab_batch *batch_new(struct slab *s)
 {
-	struct slab_tls *t = tls_get(s);
-	struct slab_batch *b = t->batch;
+	struct slab_batch *b = malloc(sizeof(*b));
 
-	if (!b) {
-		b = malloc(sizeof(*b));
-		if (!b) {
-			/* No memory for a batch: wait for readers here. */
-			synchronize_rcu();
-			slab_free_now(s, obj);
-			return;
-		}
+	if (b) {
 		atomic_fetch_add_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 		b->slab = s;
 		b->n = 0;
-		t->batch = b;
 	}
+	return b;
+}
+
+/* Put @obj in batch @b; true if that filled it. */
+static bool batch_put(struct slab *s, struct slab_batch *b, void *obj)
+{
 	/* relaxed: read only by compaction's choice of pages */
-	atomic_fetch_add_explicit(&slab_page_hdr(obj)->rcu_n, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&slab_page_hdr(s, obj)->rcu_n, 1, memory_order_relaxed);
 	b->obj[b->n++] = obj;
-	if (b->n == SLAB_BATCH) {
-		t->batch = NULL;
-		batch_queue(b);
+	return b->n == SLAB_BATCH;
+}
+
+void slab_free_rcu(struct slab *s, void *obj)
+{
+	struct slab_batch *b, *full = NULL;
+
+	if (tls_holding) {
+		/* The thread's own batches, on the held chain from the start. */
+		b = tls_held;
+		if (!b || b->slab != s || b->n == SLAB_BATCH) {
+			b = batch_new(s);
+			if (b) {
+				b->held_next = tls_held;
+				tls_held = b;
+			}
+		}
+		if (b)
+			batch_put(s, b, obj);
+	} else {
+		struct slab_cpu *sc = cpu_lock(s);
+		if (!sc->batch)
+			sc->batch = batch_new(s);
+		b = sc->batch;
+		if (b && batch_put(s, b, obj)) {
+			full = b;
+			sc->batch = NULL;
+		}
+		cpu_unlock(sc);
+		if (full)
+			batch_queue(full);
+	}
+	if (!b) {
+		/* No memory for a batch: wait for readers here. */
+		synchronize_rcu();
+		slab_free_now(s, obj);
 	}
 }
 
 void slab_rcu_flush(struct slab *s)
 {
-	struct slab_tls *t = tls_find(s);
-
-	if (t && t->batch && t->batch->n) {
-		batch_queue(t->batch);
-		t->batch = NULL;
+	for (unsigned i = 0; i < s->nr_cpus; i++) {
+		struct slab_cpu *sc = &s->cpus[i];
+		udc_mutex_lock(&sc->lock);
+		struct slab_batch *b = batch_take_locked(sc);
+		cpu_unlock(sc);
+		if (b)
+			batch_queue(b);
 	}
 }
 
@@ -578,11 +553,6 @@ bool slab_hold_flush(void)
 void slab_hold_end(void)
 {
 	udc_assert(tls_holding && !rcu_read_ongoing());
-	for (unsigned w = 0; w < SLAB_TLS_WAYS; w++)
-		if (tls[w].id && tls[w].batch && tls[w].batch->n) {
-			batch_queue(tls[w].batch);
-			tls[w].batch = NULL;
-		}
 	tls_holding = false;
 	if (!tls_held)
 		return;
@@ -619,22 +589,16 @@ void slab_destroy(struct slab *s)
 {
 	if (!s)
 		return;
-	struct slab_tls *t = tls_find(s);
-	if (t) {
-		if (t->batch && t->batch->n) {
-			rcu_pending_add(&s->rcu_pending);
-			call_rcu(&t->batch->rcu, batch_free_rcu);
-		} else {
-			free(t->batch);
+	/* The batches still in slots: freed now, with their pages below (no
+	 * call runs on @s any more, and every reader of its objects is gone:
+	 * the owner unpublished them and waited, or destroys them whole). */
+	for (unsigned i = 0; i < s->nr_cpus; i++) {
+		struct slab_batch *b = s->cpus[i].batch;
+		if (b) {
+			atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
+			free(b);
 		}
-		memset(t, 0, sizeof(*t));
 	}
-	/* Unlink first: a thread exiting from now on leaves the slab alone;
-	 * one that exited before queued its batch before the barriers below
-	 * (its call_rcu ran under registry_lock). */
-	pthread_mutex_lock(&registry_lock);
-	cds_list_del(&s->registry);
-	pthread_mutex_unlock(&registry_lock);
 	/* Batches already queued free into pages that must still exist; the
 	 * pages they empty are released by a second wave of callbacks, counted
 	 * before the first wave's are done (not rcu_barrier: it allocates). */
@@ -654,6 +618,9 @@ void slab_destroy(struct slab *s)
 	cds_list_for_each_entry_safe(p, tmp, &s->retained, link)
 		slab_page_free_mem(s, p);
 	pthread_mutex_destroy(&s->retained_lock);
+	for (unsigned i = 0; i < s->nr_cpus; i++)
+		udc_mutex_destroy(&s->cpus[i].lock);
+	free(s->cpus);
 	free(s);
 }
 
@@ -670,7 +637,7 @@ int slab_protect_pages(struct slab *s, int prot)
 
 		pthread_mutex_lock(&c->lock);
 		cds_list_for_each_entry(p, &c->pages, link) {
-			if (mprotect(p, SLAB_PAGE_SIZE, prot)) {
+			if (mprotect(p, s->page_size, prot)) {
 				r = -errno;
 				break;
 			}
@@ -686,7 +653,7 @@ size_t slab_bytes(struct slab *s)
 	int64_t pages = atomic_load_explicit(&s->nr_pages, memory_order_relaxed);
 	int64_t meta = atomic_load_explicit(&s->meta_bytes, memory_order_relaxed);
 
-	return (size_t)(pages > 0 ? pages : 0) * SLAB_PAGE_SIZE + (size_t)(meta > 0 ? meta : 0);
+	return (size_t)(pages > 0 ? pages : 0) * s->page_size + (size_t)(meta > 0 ? meta : 0);
 }
 
 void slab_stats(struct slab *s, struct slab_stats *st)
@@ -713,7 +680,7 @@ void slab_stats(struct slab *s, struct slab_stats *st)
 			cs->hist[b < SLAB_HIST_BUCKETS ? b : SLAB_HIST_BUCKETS - 1]++;
 		}
 		pthread_mutex_unlock(&c->lock);
-		cs->page_bytes = cs->pages * SLAB_PAGE_SIZE;
+		cs->page_bytes = cs->pages * s->page_size;
 		cs->fragmentation = cs->page_bytes ? 1.0 - (double)(cs->objects * c->size) /
 								     (double)cs->page_bytes :
 						     0.0;
@@ -728,7 +695,7 @@ void slab_stats(struct slab *s, struct slab_stats *st)
 	st->pending_pages = (uint64_t)atomic_load_explicit(&s->nr_pending, memory_order_relaxed);
 	st->meta_bytes = (uint64_t)atomic_load_explicit(&s->meta_bytes, memory_order_relaxed);
 	st->bytes = (uint64_t)atomic_load_explicit(&s->nr_pages, memory_order_relaxed) *
-			    SLAB_PAGE_SIZE +
+			    s->page_size +
 		    st->meta_bytes;
 	st->pages_allocated = atomic_load_explicit(&s->pages_allocated, memory_order_relaxed);
 	st->pages_returned = atomic_load_explicit(&s->pages_returned, memory_order_relaxed);

@@ -2,16 +2,19 @@
 /*
  * slab/slab.h - a generic allocator of fixed-size objects in aligned pages.
  *
- * Knows nothing of names.  Objects of a few size classes live in 64 KiB
- * pages aligned to 64 KiB; an object's page header is found by masking its
- * address.  Each thread allocates from an open page of its own per class
- * (no lock, no atomic in the common case).  Objects freed by their page's
- * owner go on the page's local free list; objects freed by other threads
- * on the page's lock-free remote list.  slab_free_rcu() frees after an RCU
- * grace period, batched per thread (no rcu_head in the object).  Empty
- * pages go back after a grace period: to a bounded retained cache, then to
- * jemalloc.  For its owner, slab offers page isolation, iteration over an
- * isolated page's objects, relocation and compaction of sparse pages.
+ * Knows nothing of names.  Objects of a few size classes live in pages of
+ * 4 to 64 KiB (chosen per slab) aligned to their size; an object's page
+ * header is found by masking its address.  Allocation is from an open
+ * page per class of a cpu slot: the slot of the CPU the thread runs on,
+ * under an uncontended lock (the next free slot if it is taken), so the
+ * open pages are bounded by slots x classes however many threads call.
+ * Frees are lock-free pushes on the page's remote list.  slab_free_rcu()
+ * frees after an RCU grace period, batched per slot (no rcu_head in the
+ * object).  Empty pages go back after a grace period: to a bounded
+ * retained cache, then to a jemalloc arena that purges them at once (the
+ * memory leaves the process's RSS with no call from the embedder).  For
+ * its owner, slab offers page isolation, iteration over an isolated
+ * page's objects, relocation and compaction of sparse pages.
  *
  * Calling context: every function except slab_create/slab_destroy must be
  * called from a thread registered with urcu-memb (rcu_register_thread),
@@ -25,8 +28,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SLAB_PAGE_SHIFT 16
-#define SLAB_PAGE_SIZE ((size_t)1 << SLAB_PAGE_SHIFT) /* 64 KiB, and aligned to it */
+#define SLAB_PAGE_SHIFT_MIN 12 /* 4 KiB pages */
+#define SLAB_PAGE_SHIFT_MAX 16 /* 64 KiB pages, the default */
 #define SLAB_MAX_CLASSES 8
 #define SLAB_HIST_BUCKETS 10 /* occupancy deciles */
 
@@ -44,9 +47,20 @@ struct slab_config {
 	 * only, never a partial one, so each page holds the objects of one
 	 * period of time (a sweeper's FIFO segment). */
 	unsigned fifo_mask;
-	/* Empty pages kept for reuse instead of being given back (0: none). */
+	/* Empty pages kept for reuse instead of being given back (0: none);
+	 * slab_trim gives back the ones not reused. */
 	size_t retained_max;
+	/* Pages of 1 << page_shift bytes, SLAB_PAGE_SHIFT_MIN..MAX (0: MAX).
+	 * A class's objects must fit eight to a page. */
+	unsigned page_shift;
+	/* Cpu slots (open pages per class and RCU batches), 1..1024 (0:
+	 * slab_default_cpus()).  Fewer than the CPUs: less memory open,
+	 * more waiting for a slot. */
+	unsigned nr_cpus;
 };
+
+/* The CPUs online (at least 1, at most 1024): the default slot count. */
+unsigned slab_default_cpus(void);
 
 /*
  * Statistics, declared once: X(name, meaning).  Per class and totals.
@@ -99,10 +113,19 @@ void slab_destroy(struct slab *s);
 
 unsigned slab_nr_classes(const struct slab *s);
 size_t slab_class_size(const struct slab *s, unsigned cls);
+size_t slab_page_size(const struct slab *s);
+unsigned slab_nr_cpus(const struct slab *s);
 /* The smallest class holding @size bytes, or -EINVAL. */
 int slab_class_for_size(const struct slab *s, size_t size);
 
-/* An object of class @cls (uninitialised), or NULL (ENOMEM). */
+/*
+ * An object of class @cls, zeroed, or NULL (ENOMEM).  Its page may be
+ * retired from its cpu slot (slab_release_open) and isolated by a sweeper
+ * before the caller has filled it in: the sweeper then reads the zeros
+ * written before slab_alloc returned (ordered by the slot lock), so an
+ * owner marks "this object is live" with a field that is 0 until it
+ * stores it (with release) after the rest.
+ */
 void *slab_alloc(struct slab *s, unsigned cls);
 
 /* Free now: no reader may still hold @obj (it was never published, or a
@@ -112,12 +135,12 @@ void slab_free_now(struct slab *s, void *obj);
 /*
  * Free after a grace period: @obj must be unpublished already; readers that
  * found it before may go on reading it until they leave their read-side
- * section.  Batched per thread: the batch is handed to call_rcu() when full,
- * by slab_rcu_flush(), or when the thread exits.
+ * section.  Batched per cpu slot: a batch is handed to call_rcu() when
+ * full, or by slab_rcu_flush().
  */
 void slab_free_rcu(struct slab *s, void *obj);
 
-/* Hand the calling thread's pending slab_free_rcu() batch to call_rcu(). */
+/* Hand every slot's pending slab_free_rcu() batch to call_rcu(). */
 void slab_rcu_flush(struct slab *s);
 
 /*
@@ -133,16 +156,15 @@ void slab_hold_end(void);
 /* Inside a hold: land what it kept so far and hold on (true); else false. */
 bool slab_hold_flush(void);
 
-/* Flush this thread's batch and wait until every RCU free queued so far is
+/* Flush every slot's batch and wait until every RCU free queued so far is
  * done, and the pages they emptied are released (two rcu_barrier calls).
  * Not inside a read-side section. */
 void slab_rcu_barrier(struct slab *s);
 
-/* Retire the calling thread's open pages (they become partial pages that
- * compaction and other threads may use).  Also done at thread exit. */
-void slab_thread_release(struct slab *s);
-/* Retire only those stamped at most @stamp_max (made or reopened then). */
-void slab_thread_release_stale(struct slab *s, uint64_t stamp_max);
+/* Retire the open pages of every slot stamped at most @stamp_max (made or
+ * reopened then; UINT64_MAX: all): they become partial pages that sweeps,
+ * compaction and other slots may take.  Takes each slot's lock in turn. */
+void slab_release_open(struct slab *s, uint64_t stamp_max);
 
 /* The bytes of class @cls's pages (open, partial and isolated). */
 size_t slab_class_bytes(struct slab *s, unsigned cls);
@@ -150,13 +172,13 @@ size_t slab_class_bytes(struct slab *s, unsigned cls);
 /*
  * The page holding @obj, its class, its sequence number and its stamp.  A
  * page's sequence number (seq) orders it in its class: pages are made,
- * retired by their owner thread (it stops allocating from them) and swept
+ * retired by their cpu slot (it stops allocating from them) and swept
  * (slab_sweep) in increasing seq, each of which gives the page a new seq
  * past all others (a count, not a duration), and its stamp is the time of
  * the latest (slab_now_ms).  So the oldest pages are
  * the ones whose objects have waited longest since their page was filled.
  */
-struct slab_page *slab_page_of(const void *obj);
+struct slab_page *slab_page_of(const struct slab *s, const void *obj);
 unsigned slab_page_class(const struct slab_page *p);
 uint64_t slab_page_seq(const struct slab_page *p);
 uint64_t slab_page_stamp(const struct slab_page *p);
@@ -191,7 +213,7 @@ size_t slab_page_for_each(struct slab *s, struct slab_page *p, void (*fn)(void *
  * @old after a grace period and @new now), or SLAB_KEPT to leave @old alone
  * (@new is freed now; e.g. @old is already dead).  slab_relocate returns the
  * verdict, or -ENOMEM when no @new could be allocated.  The new copy is
- * taken from the calling thread's open page, never from an isolated page.
+ * taken from a cpu slot's open page, never from an isolated page.
  */
 enum slab_verdict {
 	SLAB_MOVED = 0,
@@ -225,7 +247,7 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 
 /*
  * Sweep class @cls: isolate its oldest partial pages (OPEN ones stay with
- * their thread, and pages whose objects all wait for a grace period are
+ * their slot, and pages whose objects all wait for a grace period are
  * left to empty) whose stamp is <= @stamp_max and whose seq is below the
  * class's seq when the call began, one at a time; hand each object not
  * on a free list to @visit(arg, obj) (as slab_page_for_each; @visit may
@@ -247,6 +269,20 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
  * metadata): the stats' bytes, from two counters, cheap enough for every
  * call that checks a memory limit. */
 size_t slab_bytes(struct slab *s);
+
+/*
+ * Give back the retained pages that no allocation took since the previous
+ * call (the fewest the retained cache held meanwhile).  Called every
+ * period, it keeps what the bursts of a period need and returns the rest
+ * within two periods, to the arena that purges them at once.  @all: every
+ * retained page goes.  Returns the pages given back.
+ */
+size_t slab_trim(struct slab *s, bool all);
+
+/* The resident bytes of the pages' jemalloc arena, shared by every slab
+ * of the process, as jemalloc counts them (its statistics refreshed: tens
+ * of microseconds).  0 in sanitizer builds, whose pages come from libc. */
+size_t slab_resident_bytes(void);
 
 /*
  * Test hook: mprotect() every page in @s's classes (open ones included)

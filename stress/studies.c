@@ -415,7 +415,7 @@ static inline __attribute__((always_inline)) void alloc_loop(struct worker *w, e
 	if (k != ALLOC_MALLOC) {
 		/* While still registered: call_rcu needs it. */
 		slab_rcu_flush(b->slab);
-		slab_thread_release(b->slab);
+		slab_release_open(b->slab, UINT64_MAX);
 		urcu_memb_unregister_thread();
 	}
 }

@@ -4,8 +4,8 @@
  * share, and no wrong answer while reclaim, promotion and compaction run
  * under many threads.
  *
- * The bound: after every call, bytes_used <= limit + slack (max(1% of the
- * limit, 1 MiB)), with the reclaim thread off (reclaim runs inline) and
+ * The bound: after every call, bytes_used <= limit + slack (the cache's
+ * udc_stats.bytes_slack), with the reclaim thread off (reclaim runs inline) and
  * on.  Workloads: all unique misses through udc_resolve; all hits; one
  * huge directory; many small ones; a new directory for every name (the
  * directory objects, left idle by evictions, must go too).  Threads record failures (tfail) and
@@ -22,7 +22,7 @@
 #include "engine/internal.h"   /* engine_check */
 
 #define LIMIT ((size_t)4 << 20)
-#define SLACK ((size_t)1 << 20)
+#define BD_THREADS 3
 
 static udc_cache *bd_create(const struct udc_backend *be, bool thread)
 {
@@ -72,9 +72,11 @@ struct bd_worker {
 static void bd_check_bound(struct bd_worker *w, unsigned call)
 {
 	struct udc_stats st = tc_stats(w->c);
-	/* Other threads may add a call's worth each between our return and
-	 * the snapshot: a page per thread and class. */
-	size_t bound = LIMIT + SLACK + (size_t)4 * 4 * 65536;
+	/* The other threads may each be inside a call between our return and
+	 * the snapshot: a new entry page (and a page of directory objects or
+	 * a name's bytes, under 4 KiB) each. */
+	size_t page = slab_page_size(w->c->slabs[ENT_NEGATIVE]);
+	size_t bound = LIMIT + st.bytes_slack + (BD_THREADS - 1) * (page + 4096);
 	TCHECK(w->fail, st.bytes_used <= bound, "thread %u call %u: bytes_used %llu > %zu", w->id,
 	       call, (unsigned long long)st.bytes_used, bound);
 }
@@ -132,16 +134,16 @@ static void bd_workload(enum bd_shape shape, const struct udc_backend *be, unsig
 	for (int thread = 0; thread < 2; thread++) {
 		udc_cache *c = bd_create(be, thread);
 		struct tfail fail;
-		struct bd_worker w[3];
-		pthread_t th[3];
+		struct bd_worker w[BD_THREADS];
+		pthread_t th[BD_THREADS];
 
 		tfail_init(&fail);
-		for (unsigned t = 0; t < 3; t++) {
+		for (unsigned t = 0; t < BD_THREADS; t++) {
 			w[t] = (struct bd_worker){ .c = c, .shape = shape, .id = t, .calls = calls,
 						   .fail = &fail };
 			cr_assert_eq(pthread_create(&th[t], NULL, bd_run, &w[t]), 0);
 		}
-		for (unsigned t = 0; t < 3; t++)
+		for (unsigned t = 0; t < BD_THREADS; t++)
 			pthread_join(th[t], NULL);
 		tfail_assert_none(&fail);
 		struct udc_stats st = tc_stats(c);

@@ -6,6 +6,7 @@
  * pace is not what is tested; that it gets there with no call is).
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -91,11 +92,11 @@ Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
 }
 
 #define RT_LIMIT ((size_t)4 << 20)
-#define RT_SLACK ((size_t)1 << 20) /* reclaim.c's slack for limits under 100 MiB */
-
 static bool rt_below_low_watermark(udc_cache *c)
 {
-	return tc_stats(c).bytes_used <= RT_LIMIT - RT_SLACK / 2;
+	struct udc_stats st = tc_stats(c);
+
+	return st.bytes_used <= RT_LIMIT - st.bytes_slack / 2;
 }
 
 Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
@@ -107,9 +108,9 @@ Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
 		size_t len = rt_name(nm, sizeof(nm), i);
 		cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
 		/* Inline reclaim keeps the bound after every call, thread or not. */
-		uint64_t used = tc_stats(c).bytes_used;
-		cr_assert_leq(used, RT_LIMIT + RT_SLACK, "call %u: %llu bytes", i,
-			      (unsigned long long)used);
+		struct udc_stats st = tc_stats(c);
+		cr_assert_leq(st.bytes_used, RT_LIMIT + st.bytes_slack, "call %u: %llu bytes", i,
+			      (unsigned long long)st.bytes_used);
 	}
 	udc_thread_offline(c);
 	cr_assert(rt_wait(c, rt_below_low_watermark), "bytes_used %llu after %d s",
@@ -131,4 +132,78 @@ Test(reclaim_thread, destroy_stops_a_busy_thread)
 		}
 		udc_destroy(c);   /* with the thread likely mid-batch */
 	}
+}
+
+/* Threads that each add a few negatives and then park, never calling
+ * again (no udc_thread_offline): ageing reaches their entries all the
+ * same (issue 13: 500 negatives 15 ages past were kept while their
+ * threads' open pages were theirs). */
+#define RT_PARKED 8
+#define RT_PARKED_NAMES 64
+
+struct rt_parked {
+	udc_cache *c;
+	unsigned id;
+	pthread_barrier_t *added;
+	pthread_mutex_t *lock;
+	pthread_cond_t *cond;
+	bool *release;
+};
+
+static void *rt_park(void *arg)
+{
+	struct rt_parked *p = arg;
+	char nm[64];
+
+	for (unsigned i = 0; i < RT_PARKED_NAMES; i++) {
+		size_t len = rt_name(nm, sizeof(nm), p->id * RT_PARKED_NAMES + i);
+		cr_assert_eq(udc_add_negative(p->c, 10 + p->id, nm, len, 0), 0);
+	}
+	pthread_barrier_wait(p->added);
+	pthread_mutex_lock(p->lock);
+	while (!*p->release)
+		pthread_cond_wait(p->cond, p->lock);
+	pthread_mutex_unlock(p->lock);
+	return NULL;
+}
+
+static bool rt_no_negative(udc_cache *c)
+{
+	return tc_stats(c).nr_negative == 0;
+}
+
+Test(reclaim_thread, ages_out_what_parked_threads_added, .timeout = 120)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	pthread_barrier_t added;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+	bool release = false;
+	struct rt_parked p[RT_PARKED];
+	pthread_t th[RT_PARKED];
+
+	cfg.root = TC_ROOT;
+	cfg.negative_max_age_ms = 200;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+	pthread_barrier_init(&added, NULL, RT_PARKED + 1);
+	for (unsigned t = 0; t < RT_PARKED; t++) {
+		p[t] = (struct rt_parked){ c, t, &added, &lock, &cond, &release };
+		cr_assert_eq(pthread_create(&th[t], NULL, rt_park, &p[t]), 0);
+	}
+	pthread_barrier_wait(&added);
+	cr_assert_eq(tc_stats(c).nr_negative, RT_PARKED * RT_PARKED_NAMES);
+	/* No call from anyone from now on: the reclaim thread alone. */
+	bool aged = rt_wait(c, rt_no_negative);
+	uint64_t left = tc_stats(c).nr_negative;
+	pthread_mutex_lock(&lock);
+	release = true;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+	for (unsigned t = 0; t < RT_PARKED; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&added);
+	cr_assert(aged, "%llu negatives still cached %d s after their age of 200 ms",
+		  (unsigned long long)left, RT_DEADLINE_S);
+	udc_destroy(c);
 }

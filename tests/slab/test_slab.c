@@ -113,7 +113,7 @@ Test(slab, alloc_free_patterns_per_class)
 		for (unsigned i = 0; i < N; i++) {
 			objs[i] = slab_alloc(s, c);
 			cr_assert_not_null(objs[i]);
-			cr_assert_eq(slab_page_class(slab_page_of(objs[i])), c);
+			cr_assert_eq(slab_page_class(slab_page_of(s, objs[i])), c);
 			fill(objs[i], size, i);
 		}
 		/* distinct and non-overlapping */
@@ -162,7 +162,7 @@ Test(slab, alloc_free_patterns_per_class)
 		cr_assert_eq(quiet_check(s), 0);
 	}
 	/* Retire the open pages: empty ones are given back (bounded retention). */
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	slab_rcu_barrier(s);
 	struct slab_stats st;
 	slab_stats(s, &st);
@@ -250,11 +250,13 @@ Test(slab, cross_thread_frees)
 		pthread_join(t[i], NULL);
 	cr_assert_eq(atomic_load(&x.failures), 0);
 	slab_rcu_barrier(x.s);
+	slab_release_open(x.s, UINT64_MAX); /* the threads left nothing: pages are the slots' */
+	slab_rcu_barrier(x.s);
 	cr_assert_eq(slab_check(x.s), 0);
 	struct slab_stats st;
 	slab_stats(x.s, &st);
 	cr_assert_eq(st.objects, 0, "objects %llu", (unsigned long long)st.objects);
-	/* every thread exited: its pages were retired, and all emptied */
+	/* every page emptied, and went back once its slot gave it up */
 	cr_assert_eq(st.pages, 0, "pages %llu", (unsigned long long)st.pages);
 	cr_assert_eq(st.pending_pages, 0);
 	pthread_barrier_destroy(&x.bar);
@@ -319,9 +321,12 @@ Test(slab, no_reuse_before_grace_period)
 	pthread_join(t, NULL);
 	cr_assert(atomic_load(&g.intact_after), "a reader saw the freed object's bytes change");
 
-	/* after a grace period and the callbacks, it is reused */
+	/* after a grace period and the callbacks, it is reused (its page may
+	 * be another cpu slot's open page: retire them all so that the next
+	 * allocations refill from it) */
 	synchronize_rcu();
 	rcu_barrier();
+	slab_release_open(g.s, UINT64_MAX);
 	int seen = 0;
 	enum {
 		MAX = 4000
@@ -420,7 +425,7 @@ Test(slab, page_return_after_mass_free_and_compaction)
 	for (uint64_t k = 0; k < N; k++)
 		if (!prng_chance(&r, 1, 10))
 			table_del(s, &t, k);
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	slab_rcu_barrier(s);
 	struct slab_stats sparse;
 	slab_stats(s, &sparse);
@@ -439,7 +444,7 @@ Test(slab, page_return_after_mass_free_and_compaction)
 		if (!n)
 			break;
 	}
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	slab_rcu_barrier(s);
 	struct slab_stats after;
 	slab_stats(s, &after);
@@ -513,7 +518,7 @@ Test(slab, held_frees_land_at_hold_end)
 	struct slab *s = mk(2);
 	for (uint64_t k = 0; k < N; k++)
 		table_add(s, &t, k, 0);
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	struct slab_stats full, held, after;
 	slab_stats(s, &full);
 
@@ -629,7 +634,7 @@ Test(slab, relocation_under_concurrent_readers)
 		for (uint64_t k = RL_STABLE; k < RL_N; k++)
 			if (atomic_load(&x.t.slot[k]) && prng_chance(&r, 3, 4))
 				table_del(x.s, &x.t, k);
-		slab_thread_release(x.s);
+		slab_release_open(x.s, UINT64_MAX);
 		for (int c = 0; c < 8; c++)
 			moved += slab_compact(x.s, 0, 2048, &cursor, table_move, &x.t);
 		for (uint64_t k = RL_STABLE; k < RL_N; k++)
@@ -649,7 +654,7 @@ Test(slab, relocation_under_concurrent_readers)
 	for (uint64_t k = 0; k < RL_N; k++)
 		if (atomic_load(&x.t.slot[k]))
 			table_del(x.s, &x.t, k);
-	slab_thread_release(x.s);
+	slab_release_open(x.s, UINT64_MAX);
 	slab_rcu_barrier(x.s);
 	struct slab_stats st;
 	slab_stats(x.s, &st);
@@ -689,7 +694,7 @@ Test(slab, isolate_and_for_each)
 		table_add(s, &t, k, 0);
 	for (uint64_t k = 0; k < N; k += 3)
 		table_del(s, &t, k);
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	slab_rcu_barrier(s);
 
 	size_t total = 0;
@@ -734,13 +739,14 @@ static void *exit_with_pending_batch(void *p)
 		objs[i] = slab_alloc(s, 1);
 	for (int i = 0; i < 10; i++)
 		slab_free_rcu(s, objs[i]); /* fewer than a batch: left pending */
-	rcu_unregister_thread();	   /* the slab's exit hook registers again */
+	rcu_unregister_thread();
 	return NULL;
 }
 
-/* A thread that exits with a partly filled RCU batch and open pages: the
- * exit hook retires the pages and hands the batch to call_rcu. */
-Test(slab, thread_exit_flushes_batch_and_pages)
+/* A thread that exits with a partly filled RCU batch and an open page
+ * leaves nothing of its own: both are its cpu slot's, and anyone flushes
+ * the batch and retires the page. */
+Test(slab, thread_exit_leaves_nothing_behind)
 {
 	pthread_t t;
 
@@ -749,13 +755,18 @@ Test(slab, thread_exit_flushes_batch_and_pages)
 	pthread_create(&t, NULL, exit_with_pending_batch, s);
 	pthread_join(t, NULL);
 	slab_rcu_barrier(s);
+	struct slab_stats st0;
+	slab_stats(s, &st0);
+	cr_assert_eq(st0.objects, 0, "the batch landed");
+	slab_release_open(s, UINT64_MAX);
+	slab_rcu_barrier(s);
 	struct slab_stats st;
 	slab_stats(s, &st);
 	cr_assert_eq(st.objects, 0);
 	cr_assert_eq(st.pages, 0);
 	cr_assert_eq(st.pending_pages, 0);
 	cr_assert_eq(st.retained_pages, 1);
-	cr_assert_eq(st.meta_bytes, st.bytes - SLAB_PAGE_SIZE, "only the slab itself left");
+	cr_assert_eq(st.meta_bytes, st.bytes - slab_page_size(s), "only the slab itself left");
 	done(s);
 	rcu_unregister_thread();
 }
@@ -798,7 +809,7 @@ Test(slab, relocate_verdicts_and_retained_reuse)
 	cr_assert_eq(st.evicted, 1);
 
 	/* the walk of the (only) page sees b and c's copy */
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	struct slab_page *p;
 	size_t n = 0;
 	struct visit v = { 0 };
@@ -817,7 +828,7 @@ Test(slab, relocate_verdicts_and_retained_reuse)
 	s = mk(1);
 	void *x = slab_alloc(s, 0);
 	slab_free_now(s, x);
-	slab_thread_release(s); /* the empty page goes to the retained cache */
+	slab_release_open(s, UINT64_MAX); /* the empty page goes to the retained cache */
 	slab_rcu_barrier(s);
 	slab_stats(s, &st);
 	cr_assert_eq(st.retained_pages, 1);
@@ -874,13 +885,16 @@ Test(slab, freed_objects_are_poisoned)
 	memset(b, 1, 64);
 	cr_assert_eq(__asan_region_is_poisoned(a, 64), NULL, "a live object is not poisoned");
 	slab_free_now(s, a);
+	/* every free is remote: collected (and poisoned) when its page runs
+	 * dry or retires */
+	slab_release_open(s, UINT64_MAX);
 	cr_assert_not_null(__asan_region_is_poisoned(a, 64), "a freed object is poisoned");
 	void *arg[2] = { s, b };
 	pthread_t t;
 	pthread_create(&t, NULL, remote_free_thread, arg);
 	pthread_join(t, NULL);
 	/* collected (and poisoned) when this thread's page runs dry or retires */
-	slab_thread_release(s);
+	slab_release_open(s, UINT64_MAX);
 	cr_assert_not_null(__asan_region_is_poisoned(b, 64), "a remote-freed object is poisoned");
 	slab_rcu_barrier(s);
 	struct slab_stats st;
