@@ -67,6 +67,7 @@ struct options {
 	const char **traces;   /* replay: the strace logs */
 	unsigned nr_traces;
 	unsigned passes;       /* replay: passes over each trace */
+	unsigned churn_threads; /* threads: short-lived threads at a time (0: none) */
 	bool no_reclaim_thread;
 	bool json;
 	bool csv;
@@ -206,6 +207,9 @@ uint64_t cache_bytes(udc_cache *c);
 #define BUILD_LIMIT ((size_t)4 << 20)
 #define BUILD_UNBOUNDED ((size_t)16 << 30) /* the reference cache's limit */
 #define BUILD_SAMPLE_UNITS 100		   /* nr_negative is sampled every 100 units */
+#define THREADS_LIMIT ((size_t)16 << 20)    /* threads: --limit default */
+#define THREADS_NAMES_EACH 8		   /* threads: --names default (per thread) */
+#define THREADS_MAX 4096		   /* threads: --threads max (others: 1024) */
 
 /* A cache of limit bytes for the policy studies (--no-reclaim-thread honoured). */
 udc_cache *policy_cache(const struct options *opt, size_t limit, const struct udc_backend *be);
@@ -215,6 +219,8 @@ void policy_add_dirs(udc_cache *c, unsigned n);
 int run_hotset(const struct options *opt);
 int run_invalidate(const struct options *opt);
 int run_buildtrace(const struct options *opt);
+/* stress/threads.c: many parked threads, one working, memory sampled every 1 ms. */
+int run_threads_workload(const struct options *opt);
 
 /* ---------------------------------------------------------------------- */
 /* The studies of udcache's own parts (studies.c, frag.c) */
