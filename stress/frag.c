@@ -116,6 +116,7 @@ struct frag_side {
 	int first_bad_rc;     /* and the answer (udcache) */
 	bool any_bad;
 	bool done;
+	uint64_t stats_rss; /* RSS read with the final stats */
 };
 
 /* Name i: "f<index in hex>" padded with '_' to name_len, as hit's.  buf: 256 bytes. */
@@ -340,6 +341,7 @@ static void frag_udcache_side(const struct frag_params *fp, struct frag_side *ou
 	}
 	st->size = sizeof(*st);
 	udc_stats_get(c, st);
+	out->stats_rss = rss_bytes();
 	udc_destroy(c);
 	out->done = true;
 }
@@ -564,7 +566,7 @@ int run_frag(const struct options *opt)
 	frag_rep_figures(&r, opt, &fp, m, u);
 	rep_u64(&r, "wrong_answers", "wrong answers", wrong);
 	rep_u64(&r, "kept_misses", "kept names that missed", u->kept_misses);
-	rep_udc_stats(&r, &st);
+	rep_udc_stats(&r, &st, u->stats_rss);
 	frag_rep_warnings(&r, &fp, m, u, &peak_st, &st, miss_allowed, wrong);
 	rep_end(&r);
 	fflush(stdout);

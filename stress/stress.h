@@ -171,8 +171,10 @@ void rep_arr_end(struct report *r);
 /* A warning: a WARNING line in text; in JSON, the "warnings" array and stderr. */
 void rep_warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rep_end(struct report *r);
-/* Every field of struct udc_stats, as the object "stats" (warns if membarrier is 0). */
-void rep_udc_stats(struct report *r, const struct udc_stats *st);
+/* Every field of struct udc_stats, as the object "stats" (warns if membarrier is
+ * 0), with @rss (the process's resident bytes read with the stats) after
+ * bytes_used. */
+void rep_udc_stats(struct report *r, const struct udc_stats *st, uint64_t rss);
 
 /* ---------------------------------------------------------------------- */
 /* Memory readings (common.c) */

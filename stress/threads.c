@@ -292,7 +292,7 @@ int run_threads_workload(const struct options *opt)
 	struct sampler *s = threads_alloc(1, sizeof(*s));
 	struct working *w = threads_alloc(1, sizeof(*w));
 	struct udc_stats st = { .size = sizeof(st) };
-	uint64_t parked_bytes, parked_rss, t_parked, failed_calls;
+	uint64_t parked_bytes, parked_rss, t_parked, failed_calls, stats_rss;
 	pthread_t spawner;
 	struct report r;
 	bool failed;
@@ -354,6 +354,7 @@ int run_threads_workload(const struct options *opt)
 	stop_raise(&s->stop);
 	thread_join(s->tid);
 	udc_stats_get(tr->c, &st);
+	stats_rss = rss_bytes();
 	failed_calls = tr->park.failed + atomic_load(&tr->churn_failed);
 
 	rep_begin(&r, opt->json);
@@ -378,7 +379,7 @@ int run_threads_workload(const struct options *opt)
 	rep_u64(&r, "failed_calls", "parked/churn calls that failed", failed_calls);
 	rep_latency(&r, "latency_ns", "latency ns.", &w->lat);
 	failed = rep_memory(&r, &s->w, s->w.s[0].t_ns, w->t1);
-	rep_udc_stats(&r, &st);
+	rep_udc_stats(&r, &st, stats_rss);
 	if (w->wrong)
 		rep_warn(&r, "%" PRIu64 " wrong answers; first: %s: FAILED", w->wrong,
 			 w->first_wrong);
