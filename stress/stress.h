@@ -5,8 +5,8 @@
  * Owns nothing at run time: the declarations shared by udc-stress.c (the
  * program: options, workload table), common.c (messages, time, the report,
  * memory readings), the studies of udcache's own parts (studies.c: hash and
- * alloc; frag.c) and policy.c (the reclaim-policy workloads hotset,
- * invalidate and buildtrace).  The PRNG is
+ * alloc; frag.c), policy.c (the reclaim-policy workloads hotset,
+ * invalidate and buildtrace) and threads.c (the threads workload).  The PRNG is
  * here, inline, because the workers call it in their timed loops.
  *
  * Locking: none; nothing here is shared between threads except through the

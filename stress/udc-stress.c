@@ -14,7 +14,8 @@
  * udcache or a baseline in stress/baselines/, through stress/impl.h.  The
  * others study udcache's own parts: hash and alloc in stress/studies.c,
  * frag in stress/frag.c, hotset, invalidate and buildtrace in
- * stress/policy.c.  To add a workload: write a run function (or a compare.c
+ * stress/policy.c, threads (many parked threads, one working) in
+ * stress/threads.c.  To add a workload: write a run function (or a compare.c
  * operation) and add a row.
  *
  * Locking: none; main parses the options and runs one workload, whose
