@@ -275,7 +275,7 @@ static void *working_main(void *arg)
 					 rc_name(rc));
 			w->wrong++;
 		}
-		if (i % 64 == 63 && t + dt >= w->deadline)
+		if (t + dt >= w->deadline) /* every call: a stalled one can take 100 ms */
 			break;
 	}
 	w->t1 = now_ns();
