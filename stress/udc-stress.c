@@ -272,8 +272,8 @@ static void usage_general(FILE *f)
 		"                          the cache's memory limit in bytes, suffix K, M, G or\n"
 		"                          T for powers of 1024 (default 1G; trickle 16M; frag\n"
 		"                          4G; hotset 8M; invalidate 2G; buildtrace 4M; threads\n"
-		"                          16M).  lfht\n"
-		"                          and ck_hs have no limit; kernel reclaims only past it\n"
+		"                          16M).  lfht and ck_hs have no limit; kernel reclaims\n"
+		"                          only past it\n"
 		"      --no-reclaim-thread no background reclaim thread (udcache:\n"
 		"                          UDC_CFG_NO_RECLAIM_THREAD; kernel: direct reclaim\n"
 		"                          only, no kswapd thread)\n"
@@ -364,7 +364,8 @@ static void usage_notes(FILE *f)
 	      "include searches against an unbounded cache; threads: --threads threads each\n"
 	      "add --names names in a directory of their own and block, then one thread\n"
 	      "resolves unique names (one in four positive) over --dirs directories, timed,\n"
-	      "while bytes_used and RSS are sampled every 1 ms.  These drive udcache only.\n"
+	      "while bytes_used and RSS are sampled every 1 ms (--churn-threads: threads\n"
+	      "created and retired all along besides).  These drive udcache only.\n"
 	      "\n"
 	      "Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
 	      f);
