@@ -91,7 +91,7 @@ def ns(x):
     return f"{x:.0f} ns"
 
 mib = lambda x: f"{x / 1048576:.2f}"
-rate = lambda x: f"{x / 1e6:.2f} M/s" if x >= 1e6 else f"{x / 1e3:.1f} K/s"
+rate = lambda x: f"{x / 1e6:.2f} M/s" if x >= 1e6 else f"{x / 1e3:.1f} K/s" if x >= 1e4 else f"{x:.0f}/s"
 num = lambda x: f"{x:.0f}"
 ratio = lambda x: f"{x:.3f}"
 pct = lambda x: f"{x:.1f}%"
