@@ -105,7 +105,7 @@ struct mem_point {
 
 /* One side's figures: [0] the malloc baseline (the child), [1] udcache. */
 struct frag_side {
-	struct mem_point base, peak, final; /* no purge; final: the last idle reading */
+	struct mem_point base, peak, final;	 /* no purge; final: the last idle reading */
 	struct mem_point idle[FRAG_IDLE_POINTS]; /* at frag_idle_at[] s after the removals */
 	struct mem_point purged; /* after the idle readings and an explicit jemalloc purge */
 	double insert_sec, remove_sec;
@@ -482,9 +482,8 @@ static void frag_rep_figures(struct report *r, const struct options *opt,
 	/* Figures the library never gives: after an explicit jemalloc purge. */
 	rep_mem(r, "udcache_rss_purged", "udc.rss after explicit jemalloc purge.", u->base.rss,
 		u->peak.rss, u->purged.rss);
-	rep_mem(r, "udcache_jemalloc_resident_purged",
-		"udc.je_res after explicit jemalloc purge.", u->base.je_resident,
-		u->peak.je_resident, u->purged.je_resident);
+	rep_mem(r, "udcache_jemalloc_resident_purged", "udc.je_res after explicit jemalloc purge.",
+		u->base.je_resident, u->peak.je_resident, u->purged.je_resident);
 	rep_mem(r, "malloc_rss_purged", "malloc.rss after explicit jemalloc purge.", m->base.rss,
 		m->peak.rss, m->purged.rss);
 	rep_mem(r, "malloc_jemalloc_resident", "malloc.je_res.", m->base.je_resident,

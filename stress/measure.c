@@ -272,6 +272,7 @@ bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64
 	uint64_t slack = mem_slack(w->limit), bound = w->limit + slack;
 	uint64_t final = w->n ? w->s[w->n - 1].bytes : 0;
 	bool failed = w->max_bytes > bound + BOUND_EXTRA;
+	const char *verdict = failed ? "FAILED" : "ok";
 
 	rep_obj_begin(r, "memory", "mem.");
 	rep_u64(r, "limit", "limit", w->limit);
@@ -286,8 +287,9 @@ bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64
 	rep_bool(r, "exceeded_slack", "ever past limit + slack", w->max_bytes > bound);
 	rep_u64(r, "samples_past_slack", "samples past limit+slack", w->over_bound);
 	rep_bool(r, "failed_bound", "past limit+slack+1MiB", failed);
-	rep_str(r, "bound", "memory bound",
-		failed ? "FAILED" : w->max_bytes > bound ? "past slack" : "ok");
+	if (!failed && w->max_bytes > bound)
+		verdict = "past slack";
+	rep_str(r, "bound", "memory bound", verdict);
 	rep_u64(r, "rss_10pct", "RSS at 10%", watch_rss_at(w, t0, t1, 0.1));
 	rep_u64(r, "rss_50pct", "RSS at 50%", watch_rss_at(w, t0, t1, 0.5));
 	rep_u64(r, "rss_end", "RSS at end", w->n ? w->s[w->n - 1].rss : 0);

@@ -209,7 +209,7 @@ uint64_t cache_bytes(udc_cache *c);
 #define BUILD_LIMIT ((size_t)4 << 20)
 #define BUILD_UNBOUNDED ((size_t)16 << 30) /* the reference cache's limit */
 #define BUILD_SAMPLE_UNITS 100		   /* nr_negative is sampled every 100 units */
-#define THREADS_LIMIT ((size_t)16 << 20)    /* threads: --limit default */
+#define THREADS_LIMIT ((size_t)16 << 20)   /* threads: --limit default */
 #define THREADS_NAMES_EACH 8		   /* threads: --names default (per thread) */
 #define THREADS_MAX 4096		   /* threads: --threads max (others: 1024) */
 

@@ -100,9 +100,9 @@ static const struct udc_backend threads_backend = { .lookup = threads_lookup };
 struct park {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	unsigned ready;	  /* parked threads that did their work */
-	bool released;	  /* main: the end, go */
-	uint64_t failed;  /* calls that returned an error */
+	unsigned ready;	 /* parked threads that did their work */
+	bool released;	 /* main: the end, go */
+	uint64_t failed; /* calls that returned an error */
 };
 
 struct threads_run {
@@ -127,7 +127,8 @@ static uint64_t add_names(udc_cache *c, udc_ino dir, uint64_t n)
 		int rc;
 
 		if (i % 2 == 0) {
-			struct udc_attr a = { .ino = pos_ino(dir, name, len), .type = UDC_TYPE_REG };
+			struct udc_attr a = { .ino = pos_ino(dir, name, len),
+					      .type = UDC_TYPE_REG };
 
 			rc = udc_add(c, dir, name, len, &a);
 		} else {

@@ -283,10 +283,10 @@ static void usage_general(FILE *f)
 		"      --trace FILE        replay: an strace -f log (plain or .gz); repeat for\n"
 		"                          several\n"
 		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n",
-		MAX_THREADS, d->threads, THREADS_MAX, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
-		RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, THREADS_NAMES_EACH, d->dirs, FRAG_DIRS, BUILD_DIRS,
-		d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
-		d->passes);
+		MAX_THREADS, d->threads, THREADS_MAX, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES,
+		d->names, RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, THREADS_NAMES_EACH,
+		d->dirs, FRAG_DIRS, BUILD_DIRS, d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX,
+		d->name_len, FRAG_NAME_LEN, d->passes);
 }
 
 /* The studies' options, the seed and the output formats. */
@@ -599,7 +599,7 @@ static void parse_options(int argc, char **argv, struct options *opt)
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (opt->threads > MAX_THREADS && strcmp(opt->workload, "threads") != 0)
-		usage_error("--threads: %u is out of range [1, %d] (up to %d: the threads workload)",
+		usage_error("--threads: %u out of range [1, %d] (up to %d: the threads workload)",
 			    opt->threads, MAX_THREADS, THREADS_MAX);
 	if (opt->churn_threads && strcmp(opt->workload, "threads") != 0)
 		usage_error("--churn-threads: only for the threads workload");

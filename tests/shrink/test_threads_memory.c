@@ -73,13 +73,13 @@ static bool targets_on(void)
 	return UDC_TARGET_TESTS || (e && strcmp(e, "1") == 0);
 }
 
-#define TARGET_GATE(what)                                                                     \
-	do {                                                                                  \
-		if (!targets_on())                                                            \
+#define TARGET_GATE(what)                                                                      \
+	do {                                                                                   \
+		if (!targets_on())                                                             \
 			cr_skip_test("issue 13 target (%s), expected to fail before the slab " \
 				     "changes: enable with -DUDC_TARGET_TESTS=ON or "          \
 				     "UDC_TARGET_TESTS=1",                                     \
-				     what);                                                   \
+				     what);                                                    \
 	} while (0)
 
 static udc_cache *tm_create(size_t limit, const struct udc_backend *be, bool reclaim_thread)
@@ -106,9 +106,8 @@ static void tm_max(_Atomic uint64_t *max, uint64_t v)
 {
 	uint64_t cur = atomic_load_explicit(max, memory_order_relaxed);
 
-	while (v > cur &&
-	       !atomic_compare_exchange_weak_explicit(max, &cur, v, memory_order_relaxed,
-						      memory_order_relaxed))
+	while (v > cur && !atomic_compare_exchange_weak_explicit(max, &cur, v, memory_order_relaxed,
+								 memory_order_relaxed))
 		;
 }
 
@@ -157,8 +156,9 @@ static void park_check(struct park_shared *sh, const char *who, unsigned id, uns
 	tm_max(&sh->max_bytes, b);
 	/* The first one is recorded; the count is asserted at the end. */
 	if (b > sh->bound && atomic_fetch_add_explicit(&sh->over, 1, memory_order_relaxed) == 0)
-		tfail_rec(sh->fail, "%s %u call %u: bytes_used %" PRIu64 " > limit + slack %" PRIu64,
-			  who, id, call, b, sh->bound);
+		tfail_rec(sh->fail,
+			  "%s %u call %u: bytes_used %" PRIu64 " > limit + slack %" PRIu64, who, id,
+			  call, b, sh->bound);
 }
 
 static void *park_main(void *arg)
@@ -177,7 +177,8 @@ static void *park_main(void *arg)
 		if (i % 2) {
 			rc = udc_add_negative(sh->c, dir, nm, (size_t)len, 0);
 		} else {
-			struct udc_attr a = tc_attr(1000000 + t->id * PARK_NAMES + i, UDC_TYPE_REG, 0);
+			struct udc_attr a =
+				tc_attr(1000000 + t->id * PARK_NAMES + i, UDC_TYPE_REG, 0);
 
 			rc = udc_add(sh->c, dir, nm, (size_t)len, &a);
 		}
@@ -250,7 +251,8 @@ Test(threads_memory, parked_threads, .timeout = 900)
 	/* The working thread (this one) trickles while the others are parked. */
 	for (unsigned i = 0; i < PARK_TRICKLE && !atomic_load(&sh.over); i++) {
 		int len = snprintf(nm, sizeof(nm), "w-%u", i);
-		int rc = udc_resolve(sh.c, 100 + i % PARK_TRICKLE_DIRS, nm, (size_t)len, &call, NULL);
+		int rc = udc_resolve(sh.c, 100 + i % PARK_TRICKLE_DIRS, nm, (size_t)len, &call,
+				     NULL);
 
 		TCHECK(&fail, rc == -ENOENT, "working call %u: %d", i, rc);
 		park_check(&sh, "working", 0, i);
@@ -267,14 +269,15 @@ Test(threads_memory, parked_threads, .timeout = 900)
 	pthread_join(sampler, NULL);
 	fprintf(stderr,
 		"parked_threads: bytes_used max %" PRIu64 " (%.3f x limit), bound %" PRIu64
-		", end %" PRIu64 ", %" PRIu64 " sampler samples, %" PRIu64 " checks past the bound\n",
+		", end %" PRIu64 ", %" PRIu64 " sampler samples, %" PRIu64
+		" checks past the bound\n",
 		atomic_load(&sh.max_bytes), (double)atomic_load(&sh.max_bytes) / PARK_LIMIT,
 		sh.bound, tm_bytes(sh.c), sh.samples, atomic_load(&sh.over));
 	udc_destroy(sh.c);
 	pthread_mutex_destroy(&sh.lock);
 	pthread_cond_destroy(&sh.cond);
-	cr_expect_eq(atomic_load(&sh.over), 0, "%" PRIu64 " checks saw bytes_used past limit + slack",
-		     atomic_load(&sh.over));
+	cr_expect_eq(atomic_load(&sh.over), 0,
+		     "%" PRIu64 " checks saw bytes_used past limit + slack", atomic_load(&sh.over));
 	tfail_assert_none(&fail);
 }
 
@@ -353,7 +356,8 @@ static void small_check(struct small_shared *sh, struct small_thread *t, unsigne
 	int rc = udc_lookup(sh->c, small_dir(j), nm, (size_t)len, &a);
 
 	if (pos)
-		TCHECK(sh->fail, rc == UDC_MISS || (rc == UDC_POSITIVE && a.ino == small_ino(t->id, j)),
+		TCHECK(sh->fail,
+		       rc == UDC_MISS || (rc == UDC_POSITIVE && a.ino == small_ino(t->id, j)),
 		       "thread %u: lookup of positive %s: %s (ino %" PRIu64 ")", t->id, nm,
 		       tc_res_str(rc), rc == UDC_POSITIVE ? (uint64_t)a.ino : 0);
 	else
@@ -364,7 +368,8 @@ static void small_check(struct small_shared *sh, struct small_thread *t, unsigne
 		TCHECK(sh->fail, rc == 0 && a.ino == small_ino(t->id, j),
 		       "thread %u: resolve of positive %s: %d", t->id, nm, rc);
 	else
-		TCHECK(sh->fail, rc == -ENOENT, "thread %u: resolve of absent %s: %d", t->id, nm, rc);
+		TCHECK(sh->fail, rc == -ENOENT, "thread %u: resolve of absent %s: %d", t->id, nm,
+		       rc);
 }
 
 static void *small_main(void *arg)
@@ -426,8 +431,11 @@ static void small_limit(size_t limit, unsigned threads, unsigned calls, bool bou
 		cr_assert_leq(threads, SMALL_MAX_THREADS);
 		cr_assert_leq(calls, SMALL_MAX_CALLS);
 		for (unsigned i = 0; i < threads; i++) {
-			t[i] = (struct small_thread){ .sh = &sh, .id = i, .calls = calls,
-						      .rng = 0x9e3779b97f4a7c15ull * (i + 1) + limit };
+			t[i] = (struct small_thread){ .sh = &sh,
+						      .id = i,
+						      .calls = calls,
+						      .rng = 0x9e3779b97f4a7c15ull * (i + 1) +
+							     limit };
 			cr_assert_eq(pthread_create(&th[i], NULL, small_main, &t[i]), 0);
 		}
 		for (unsigned i = 0; i < threads; i++)
@@ -437,10 +445,10 @@ static void small_limit(size_t limit, unsigned threads, unsigned calls, bool bou
 		over = atomic_load(&sh.over);
 		fprintf(stderr,
 			"small_limit %zu, %u threads (reclaim thread %s): bytes_used max %" PRIu64
-			" (%.3f x limit), bound %" PRIu64 ", %" PRIu64 " samples past it, end %" PRIu64
-			"%s\n",
-			limit, threads, thread ? "on" : "off", max, (double)max / (double)limit, sh.bound,
-			over, tm_bytes(sh.c),
+			" (%.3f x limit), bound %" PRIu64 ", %" PRIu64
+			" samples past it, end %" PRIu64 "%s\n",
+			limit, threads, thread ? "on" : "off", max, (double)max / (double)limit,
+			sh.bound, over, tm_bytes(sh.c),
 			over && !bound ? " (issue 13 target, not asserted here)" : "");
 		udc_destroy(sh.c);
 		model_free(sh.m);
@@ -525,7 +533,8 @@ static int rss_name(char *buf, size_t size, unsigned i)
 Test(threads_memory, rss_follows_the_cache, .timeout = 300)
 {
 #ifdef TM_SANITIZER
-	cr_skip_test("RSS test: skipped under a sanitizer (slab pages come from libc, not jemalloc)");
+	cr_skip_test(
+		"RSS test: skipped under a sanitizer (slab pages come from libc, not jemalloc)");
 #else
 	udc_cache *c;
 	uint64_t before, peak, now = 0, growth;
@@ -573,14 +582,14 @@ Test(threads_memory, rss_follows_the_cache, .timeout = 300)
 	}
 	fprintf(stderr,
 		"rss_follows_the_cache: RSS before %" PRIu64 ", after inserting %" PRIu64
-		", after removing and idling %" PRIu64 ": growth retained %.1f%%, bytes_used %" PRIu64
-		"\n",
+		", after removing and idling %" PRIu64
+		": growth retained %.1f%%, bytes_used %" PRIu64 "\n",
 		before, peak, now, retained, tm_bytes(c));
 	udc_destroy(c);
 	cr_expect_eq(wrong, 0, "%u wrong answers after the removals", wrong);
 	cr_expect_leq(retained, RSS_RETAINED_PCT,
-		      "RSS growth retained %.1f%% > %d%% (before %" PRIu64 ", after inserting %" PRIu64
-		      ", after 2 s idle %" PRIu64 ")",
+		      "RSS growth retained %.1f%% > %d%% (before %" PRIu64
+		      ", after inserting %" PRIu64 ", after 2 s idle %" PRIu64 ")",
 		      retained, RSS_RETAINED_PCT, before, peak, now);
 #endif
 }
