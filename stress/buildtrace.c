@@ -85,6 +85,7 @@ struct build_run {
 	uint64_t samples, neg_max, bytes_max;
 	double neg_sum, seconds;
 	struct udc_stats st;
+	uint64_t rss_end; /* the process's RSS, read with st */
 };
 
 /* The header's index, if name is "hdr-0-<h in hex>" with h < headers. */
@@ -250,6 +251,7 @@ static void build_run_cache(const struct options *opt, const struct build_model 
 	run->seconds = (double)(now_ns() - t0) / 1e9;
 	run->st.size = sizeof(run->st);
 	udc_stats_get(c, &run->st);
+	run->rss_end = rss_bytes();
 	udc_destroy(c);
 	free(inc);
 }
@@ -278,8 +280,9 @@ static void rep_build_run(struct report *r, const struct build_run *run)
 	rep_u64(r, "nr_positive_end", "positives, end", run->st.nr_positive);
 	rep_u64(r, "bytes_used", "bytes_used, end", run->st.bytes_used);
 	rep_u64(r, "bytes_used_max", "bytes_used, max", run->bytes_max);
+	rep_u64(r, "rss_end", "process RSS, end", run->rss_end);
 	rep_u64(r, "wrong_answers", "wrong answers", run->wrong);
-	rep_udc_stats(r, &run->st);
+	rep_udc_stats(r, &run->st, run->rss_end);
 	rep_obj_end(r);
 	if (run->bytes_max > bound)
 		rep_warn(r, "%s: bytes_used reached %" PRIu64 ", past limit + slack (%" PRIu64 ")",

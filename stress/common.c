@@ -319,10 +319,13 @@ void rep_end(struct report *r)
 	X(negatives_aged, "negatives evicted by negative_max_age_ms")         \
 	X(negatives_declined, "negatives not kept: directory bound, client share")
 
-void rep_udc_stats(struct report *r, const struct udc_stats *st)
+void rep_udc_stats(struct report *r, const struct udc_stats *st, uint64_t rss)
 {
 	rep_obj_begin(r, "stats", "stats.");
-#define X(field, meaning) rep_u64(r, #field, #field, st->field);
+#define X(field, meaning)                      \
+	rep_u64(r, #field, #field, st->field); \
+	if (&st->field == &st->bytes_used)     \
+		rep_u64(r, "rss", "rss (process, with the stats)", rss);
 	STRESS_UDC_STATS(X)
 #undef X
 	rep_obj_end(r);

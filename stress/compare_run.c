@@ -114,8 +114,10 @@ static void report(const struct run *r, const struct totals *tt, const struct me
 	struct udc_stats st = { .size = sizeof(st) };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	struct report rp;
+	uint64_t rss_end;
 
 	r->impl->stats(r->c, &st);
+	rss_end = rss_bytes();
 	if (opt->csv) {
 		csv_row(r, tt, mw, &st, cores);
 		*failed = tt->wrong != 0;
@@ -157,6 +159,7 @@ static void report(const struct run *r, const struct totals *tt, const struct me
 	rep_u64(&rp, "nr_negative", "nr_negative", st.nr_negative);
 	rep_u64(&rp, "evictions", "evictions", st.evictions);
 	rep_u64(&rp, "bytes_used", "bytes_used", st.bytes_used);
+	rep_u64(&rp, "rss", "process RSS", rss_end);
 	rep_u64(&rp, "backend_calls", "backend_calls", st.backend_calls);
 	rep_obj_end(&rp);
 	if (tt->wrong)
@@ -360,6 +363,7 @@ int run_replay(const struct options *opt)
 		rep_u64(&rp, "wrong", "wrong answers", res.wrong);
 		rep_u64(&rp, "bytes_used_max", "bytes_used max", res.bytes_used_max);
 		rep_u64(&rp, "bytes_used_end", "bytes_used end", res.bytes_used_end);
+		rep_u64(&rp, "rss_end", "process RSS at the end", res.rss_end);
 		rep_u64(&rp, "nr_negative_end", "negatives held at the end", res.nr_negative_end);
 		rep_u64(&rp, "nr_positive_end", "positives held at the end", res.nr_positive_end);
 		rep_f64(&rp, "seconds", "seconds (last pass)", res.seconds, 4);

@@ -14,12 +14,15 @@
  *           names of --name-len bytes (default 24), in a cache of --memory
  *           (default 4G, so nothing is evicted) with no reclaim thread; a
  *           seeded random --remove-ratio (default 0.9) of them is dropped
- *           with udc_invalidate; then bytes_used, RSS and jemalloc's
- *           stats.resident before inserting, after inserting and after the
- *           removals (the thread gone idle with udc_thread_offline, once
- *           bytes_used stops falling and jemalloc's dirty pages are
- *           purged): growth, what is left, and the retained
- *           fraction.  The malloc baseline (one jemalloc allocation per name,
+ *           with udc_invalidate; then bytes_used, RSS (/proc/self/statm)
+ *           and jemalloc's stats.resident before inserting, after
+ *           inserting and after the removals, the thread gone idle with
+ *           udc_thread_offline, at 0, 0.5, 1 and 2 s (final: the 2 s
+ *           reading): growth, what is left, and the retained fraction,
+ *           "RSS growth retained" = (RSS after 2 s idle - RSS before) /
+ *           (RSS peak - RSS before).  No reading is taken after a purge
+ *           (the library never purges) except the ones labelled so, read
+ *           last, after an explicit jemalloc purge, for comparison.  The malloc baseline (one jemalloc allocation per name,
  *           the size of a negative entry) runs first, in a forked child, so
  *           that the two processes' RSS do not mix.  Every kept name must
  *           still be UDC_NEGATIVE and every removed one UDC_MISS: exit
@@ -71,9 +74,9 @@
 #include "stress/stress.h"
 #include "stress/studies.h"
 
-#define FRAG_SETTLE_POLL_NS 50000000L /* poll bytes_used every 50 ms after the removals, */
-#define FRAG_SETTLE_EQUAL 3	      /* until 3 equal readings in a row, */
-#define FRAG_SETTLE_MAX_SEC 5.0	      /* or 5 s */
+/* After the removals the process idles and is read at these times (s); the last is "final". */
+static const double frag_idle_at[] = { 0.0, 0.5, 1.0, 2.0 };
+#define FRAG_IDLE_POINTS (sizeof(frag_idle_at) / sizeof(frag_idle_at[0]))
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -92,7 +95,7 @@ struct frag_params {
 	uint8_t *removed; /* removed[i]: name i is removed */
 };
 
-/* One memory reading, taken after a jemalloc purge. */
+/* One memory reading, as the process sees it (or after a jemalloc purge: mem_purged). */
 struct mem_point {
 	uint64_t rss;	       /* /proc/self/statm resident pages * page size */
 	uint64_t je_resident;  /* jemalloc stats.resident */
@@ -102,15 +105,18 @@ struct mem_point {
 
 /* One side's figures: [0] the malloc baseline (the child), [1] udcache. */
 struct frag_side {
-	struct mem_point base, peak, final;
-	double insert_sec, remove_sec, settle_sec;
-	bool settled;	      /* bytes_used stopped falling within the time */
+	struct mem_point base, peak, final;	 /* no purge; final: the last idle reading */
+	struct mem_point idle[FRAG_IDLE_POINTS]; /* at frag_idle_at[] s after the removals */
+	struct mem_point purged; /* after the idle readings and an explicit jemalloc purge */
+	double insert_sec, remove_sec;
+	bool settled;	      /* bytes_used equal in the last two idle readings */
 	uint64_t wrong;	      /* wrong answers, kept misses excluded */
 	uint64_t kept_misses; /* udcache: kept names that were UDC_MISS */
 	uint64_t first_bad;   /* the first unexpected answer: its name index, */
 	int first_bad_rc;     /* and the answer (udcache) */
 	bool any_bad;
 	bool done;
+	uint64_t stats_rss; /* RSS read with the final stats */
 };
 
 /* Name i: "f<index in hex>" padded with '_' to name_len, as hit's.  buf: 256 bytes. */
@@ -156,11 +162,11 @@ static void jemalloc_purge(void)
 		die("mallctl(arena.<all>.purge): %s", strerror(err));
 }
 
+/* A reading as the process sees it: no purge (the library never purges). */
 static struct mem_point mem_read(udc_cache *c)
 {
 	struct mem_point m;
 
-	jemalloc_purge();
 	m.rss = rss_bytes();
 	m.je_resident = jemalloc_stat("stats.resident");
 	m.je_allocated = jemalloc_stat("stats.allocated");
@@ -168,24 +174,30 @@ static struct mem_point mem_read(udc_cache *c)
 	return m;
 }
 
-/* Poll bytes_used until FRAG_SETTLE_EQUAL equal readings or FRAG_SETTLE_MAX_SEC. */
-static bool frag_settle(udc_cache *c, double *secs)
+/* The figure the library never produces itself: after an explicit purge. */
+static struct mem_point mem_purged(udc_cache *c)
 {
-	const struct timespec poll = { .tv_sec = 0, .tv_nsec = FRAG_SETTLE_POLL_NS };
-	double t0 = now_sec();
-	uint64_t prev = cache_bytes(c);
-	unsigned equal = 1;
+	jemalloc_purge();
+	return mem_read(c);
+}
 
-	while (equal < FRAG_SETTLE_EQUAL && now_sec() - t0 < FRAG_SETTLE_MAX_SEC) {
-		uint64_t cur;
+/* Idle from now: the readings at frag_idle_at[] seconds; final is the last. */
+static void frag_idle(udc_cache *c, struct frag_side *out)
+{
+	uint64_t t0 = now_ns();
 
-		nanosleep(&poll, NULL);
-		cur = cache_bytes(c);
-		equal = cur == prev ? equal + 1 : 1;
-		prev = cur;
+	for (size_t k = 0; k < FRAG_IDLE_POINTS; k++) {
+		uint64_t t = t0 + (uint64_t)(frag_idle_at[k] * 1e9);
+		struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u),
+				       .tv_nsec = (long)(t % 1000000000u) };
+
+		sleep_until(&ts);
+		out->idle[k] = mem_read(c);
 	}
-	*secs = now_sec() - t0;
-	return equal >= FRAG_SETTLE_EQUAL;
+	out->final = out->idle[FRAG_IDLE_POINTS - 1];
+	out->settled = out->idle[FRAG_IDLE_POINTS - 1].bytes_used ==
+		       out->idle[FRAG_IDLE_POINTS - 2].bytes_used;
+	out->purged = mem_purged(c);
 }
 
 static void frag_record_bad(struct frag_side *out, uint64_t i, int rc)
@@ -247,8 +259,7 @@ static void frag_malloc_side(const struct frag_params *fp, struct frag_side *out
 		index[fp->order[j]] = NULL;
 	}
 	out->remove_sec = now_sec() - t0;
-	out->settled = true; /* nothing is deferred */
-	out->final = mem_read(NULL);
+	frag_idle(NULL, out);
 
 	for (uint64_t i = 0; i < fp->names; i++) {
 		struct frag_rec *rec = index[i];
@@ -313,8 +324,7 @@ static void frag_udcache_side(const struct frag_params *fp, struct frag_side *ou
 	out->remove_sec = now_sec() - t0;
 	/* An idle embedder thread hands over its deferred frees, then waits. */
 	udc_thread_offline(c);
-	out->settled = frag_settle(c, &out->settle_sec);
-	out->final = mem_read(c);
+	frag_idle(c, out);
 	udc_thread_online(c);
 
 	for (uint64_t i = 0; i < fp->names; i++) {
@@ -331,8 +341,40 @@ static void frag_udcache_side(const struct frag_params *fp, struct frag_side *ou
 	}
 	st->size = sizeof(*st);
 	udc_stats_get(c, st);
+	out->stats_rss = rss_bytes();
 	udc_destroy(c);
 	out->done = true;
+}
+
+/* (last - base) / (peak - base) in %; NAN if nothing grew. */
+static double retained_pct(uint64_t base, uint64_t peak, uint64_t last)
+{
+	int64_t growth = (int64_t)peak - (int64_t)base;
+
+	return growth > 0 ? 100.0 * (double)((int64_t)last - (int64_t)base) / (double)growth : NAN;
+}
+
+/* The idle readings of one side: RSS, bytes_used and jemalloc's resident at each time. */
+static void frag_rep_idle(struct report *r, const char *key, const char *prefix,
+			  const struct frag_side *side)
+{
+	char k[32], label[48];
+
+	rep_obj_begin(r, key, prefix);
+	for (size_t i = 0; i < FRAG_IDLE_POINTS; i++) {
+		unsigned ms = (unsigned)(frag_idle_at[i] * 1000);
+
+		snprintf(k, sizeof(k), "rss_%ums", ms);
+		snprintf(label, sizeof(label), "RSS at %.1f s", frag_idle_at[i]);
+		rep_u64(r, k, label, side->idle[i].rss);
+		snprintf(k, sizeof(k), "bytes_used_%ums", ms);
+		snprintf(label, sizeof(label), "bytes_used at %.1f s", frag_idle_at[i]);
+		rep_u64(r, k, label, side->idle[i].bytes_used);
+		snprintf(k, sizeof(k), "je_resident_%ums", ms);
+		snprintf(label, sizeof(label), "jemalloc resident at %.1f s", frag_idle_at[i]);
+		rep_u64(r, k, label, side->idle[i].je_resident);
+	}
+	rep_obj_end(r);
 }
 
 /* Growth, what is left and the retained share, for one figure of one side. */
@@ -417,7 +459,6 @@ static void frag_rep_figures(struct report *r, const struct options *opt,
 	rep_u64(r, "malloc_record_size", "malloc record (bytes)", frag_rec_size(fp->name_len));
 	rep_f64(r, "udcache_insert_seconds", "udcache insert seconds", u->insert_sec, 3);
 	rep_f64(r, "udcache_remove_seconds", "udcache remove seconds", u->remove_sec, 3);
-	rep_f64(r, "udcache_settle_seconds", "udcache settle seconds", u->settle_sec, 3);
 	rep_bool(r, "udcache_settled", "udcache bytes_used settled", u->settled);
 	rep_f64(r, "udcache_peak_bytes_per_entry", "udcache peak bytes/entry",
 		(double)((int64_t)u->peak.bytes_used - (int64_t)u->base.bytes_used) /
@@ -428,9 +469,23 @@ static void frag_rep_figures(struct report *r, const struct options *opt,
 	rep_mem(r, "udcache_bytes_used", "udc.bytes_used.", u->base.bytes_used, u->peak.bytes_used,
 		u->final.bytes_used);
 	rep_mem(r, "udcache_rss", "udc.rss.", u->base.rss, u->peak.rss, u->final.rss);
+	frag_rep_idle(r, "udcache_idle", "udc.idle.", u);
+	rep_f64(r, "rss_growth_retained_pct", "udcache RSS growth retained % (idle 2 s, no purge)",
+		retained_pct(u->base.rss, u->peak.rss, u->final.rss), 1);
 	rep_mem(r, "udcache_jemalloc_resident", "udc.je_res.", u->base.je_resident,
 		u->peak.je_resident, u->final.je_resident);
 	rep_mem(r, "malloc_rss", "malloc.rss.", m->base.rss, m->peak.rss, m->final.rss);
+	frag_rep_idle(r, "malloc_idle", "malloc.idle.", m);
+	rep_f64(r, "malloc_rss_growth_retained_pct",
+		"malloc RSS growth retained % (idle 2 s, no purge)",
+		retained_pct(m->base.rss, m->peak.rss, m->final.rss), 1);
+	/* Figures the library never gives: after an explicit jemalloc purge. */
+	rep_mem(r, "udcache_rss_purged", "udc.rss after explicit jemalloc purge.", u->base.rss,
+		u->peak.rss, u->purged.rss);
+	rep_mem(r, "udcache_jemalloc_resident_purged", "udc.je_res after explicit jemalloc purge.",
+		u->base.je_resident, u->peak.je_resident, u->purged.je_resident);
+	rep_mem(r, "malloc_rss_purged", "malloc.rss after explicit jemalloc purge.", m->base.rss,
+		m->peak.rss, m->purged.rss);
 	rep_mem(r, "malloc_jemalloc_resident", "malloc.je_res.", m->base.je_resident,
 		m->peak.je_resident, m->final.je_resident);
 	rep_mem(r, "malloc_jemalloc_allocated", "malloc.je_alloc.", m->base.je_allocated,
@@ -452,7 +507,8 @@ static void frag_rep_warnings(struct report *r, const struct frag_params *fp,
 		rep_warn(r, "the cache kept %" PRIu64 " of %" PRIu64 " negatives",
 			 peak_st->nr_negative, fp->names);
 	if (!u->settled)
-		rep_warn(r, "bytes_used was still changing after %.1f s", u->settle_sec);
+		rep_warn(r, "bytes_used was still changing %.1f s after the removals",
+			 frag_idle_at[FRAG_IDLE_POINTS - 1]);
 	if (u->kept_misses)
 		rep_warn(r, "%" PRIu64 " kept names missed%s", u->kept_misses,
 			 miss_allowed ? " (allowed: the cache evicted or declined)" : "");
@@ -509,7 +565,7 @@ int run_frag(const struct options *opt)
 	frag_rep_figures(&r, opt, &fp, m, u);
 	rep_u64(&r, "wrong_answers", "wrong answers", wrong);
 	rep_u64(&r, "kept_misses", "kept names that missed", u->kept_misses);
-	rep_udc_stats(&r, &st);
+	rep_udc_stats(&r, &st, u->stats_rss);
 	frag_rep_warnings(&r, &fp, m, u, &peak_st, &st, miss_allowed, wrong);
 	rep_end(&r);
 	fflush(stdout);

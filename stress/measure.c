@@ -263,19 +263,23 @@ static uint64_t watch_rss_at(const struct mem_watch *w, uint64_t t0, uint64_t t1
 
 /*
  * The object "memory": bytes_used against the limit and the contract's
- * bound, RSS at 10%, 50% and the end of [t0, t1].  Returns true if
- * bytes_used ever passed limit + slack + BOUND_EXTRA (the run fails).
+ * bound (and the verdict, "memory bound"), RSS at 10%, 50% and the end of
+ * [t0, t1] and its maximum.  Returns true if bytes_used ever passed
+ * limit + slack + BOUND_EXTRA (the run fails).
  */
 bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64_t t1)
 {
 	uint64_t slack = mem_slack(w->limit), bound = w->limit + slack;
 	uint64_t final = w->n ? w->s[w->n - 1].bytes : 0;
 	bool failed = w->max_bytes > bound + BOUND_EXTRA;
+	const char *verdict = failed ? "FAILED" : "ok";
 
 	rep_obj_begin(r, "memory", "mem.");
 	rep_u64(r, "limit", "limit", w->limit);
 	rep_u64(r, "slack", "slack", slack);
-	rep_u64(r, "samples", "samples (10 ms)", w->n);
+	rep_u64(r, "samples", "samples", w->n);
+	rep_f64(r, "sample_period_ms", "sample period (ms)",
+		(double)(w->period_ns ? w->period_ns : SAMPLE_NS) / 1e6, 1);
 	rep_u64(r, "bytes_used_max", "bytes_used max", w->max_bytes);
 	rep_u64(r, "bytes_used_final", "bytes_used final", final);
 	rep_f64(r, "max_vs_limit", "max / limit", (double)w->max_bytes / (double)w->limit, 4);
@@ -283,9 +287,13 @@ bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64
 	rep_bool(r, "exceeded_slack", "ever past limit + slack", w->max_bytes > bound);
 	rep_u64(r, "samples_past_slack", "samples past limit+slack", w->over_bound);
 	rep_bool(r, "failed_bound", "past limit+slack+1MiB", failed);
+	if (!failed && w->max_bytes > bound)
+		verdict = "past slack";
+	rep_str(r, "bound", "memory bound", verdict);
 	rep_u64(r, "rss_10pct", "RSS at 10%", watch_rss_at(w, t0, t1, 0.1));
 	rep_u64(r, "rss_50pct", "RSS at 50%", watch_rss_at(w, t0, t1, 0.5));
 	rep_u64(r, "rss_end", "RSS at end", w->n ? w->s[w->n - 1].rss : 0);
+	rep_u64(r, "rss_max", "RSS max", w->max_rss);
 	rep_obj_end(r);
 	if (w->max_bytes > bound)
 		rep_warn(r,

@@ -99,6 +99,7 @@ struct mem_watch {
 	const struct impl *impl;
 	void *c;
 	uint64_t limit;
+	uint64_t period_ns; /* the sampling period, for the report (0: SAMPLE_NS) */
 	/* Written by the sampling thread only. */
 	struct mem_sample *s;
 	size_t n, cap;
@@ -126,8 +127,10 @@ void monitor_stop(struct monitor *m);
 
 /*
  * The object "memory": bytes_used against the limit and the contract's
- * bound, RSS at 10%, 50% and the end of [t0, t1].  Returns true if
- * bytes_used ever passed limit + slack + BOUND_EXTRA (fails a bounded run).
+ * bound ("memory bound": ok up to limit + slack, "past slack" up to
+ * BOUND_EXTRA more, FAILED beyond), RSS at 10%, 50% and the end of [t0, t1]
+ * and its maximum.  Returns true if bytes_used ever passed limit + slack +
+ * BOUND_EXTRA (fails a bounded run).
  */
 bool rep_memory(struct report *r, const struct mem_watch *w, uint64_t t0, uint64_t t1);
 

@@ -337,6 +337,7 @@ int run_hotset(const struct options *opt)
 	pthread_barrier_t start;
 	struct monitor mon;
 	struct report r;
+	uint64_t stats_rss;
 	double scan_rate = 0.0;
 	bool failed;
 	udc_cache *c;
@@ -377,6 +378,7 @@ int run_hotset(const struct options *opt)
 	monitor_stop(&mon);
 	pthread_barrier_destroy(&start);
 	udc_stats_get(c, &st);
+	stats_rss = rss_bytes();
 
 	rep_begin(&r, opt->json);
 	hotset_rep_job(&r, opt, j, ns, limit);
@@ -389,7 +391,7 @@ int run_hotset(const struct options *opt)
 	rep_u64(&r, "refaults", "refaults", st.refaults);
 	rep_u64(&r, "evictions", "evictions", st.evictions);
 	failed = rep_memory(&r, &mon.w, t0, t1);
-	rep_udc_stats(&r, &st);
+	rep_udc_stats(&r, &st, stats_rss);
 	hotset_warn(&r, j, s, ns, scan_be, scan_calls);
 	if (j->wrong || scan_wrong || failed)
 		rep_warn(&r, "FAILED");
@@ -439,6 +441,7 @@ struct inval_phase {
 	bool gone;
 	double gone_sec, watched_sec;
 	uint64_t after_call, end_bytes;
+	uint64_t rss_before, rss_filled, rss_after_call, rss_end, stats_rss; /* process RSS */
 	struct mem_watch w;
 	struct inval_churn *churn;
 	struct udc_stats st;
@@ -548,6 +551,7 @@ static void inval_watch(udc_cache *c, size_t limit, double timeout, struct inval
 	}
 	ph->watched_sec = (double)(now_ns() - t0) / 1e9;
 	ph->end_bytes = ph->w.s[ph->w.n - 1].bytes;
+	ph->rss_end = ph->w.s[ph->w.n - 1].rss;
 }
 
 static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t positives,
@@ -565,6 +569,7 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 	policy_add_dirs(c, DIR_OTHER + 1);
 	inval_add_negatives(c, DIR_OTHER, "other-", INVAL_CHURN_NAMES);
 	ph->before = cache_bytes(c);
+	ph->rss_before = rss_bytes();
 	t0 = now_ns();
 	inval_add_positives(c, DIR_TARGET, positives);
 	ph->positives_sec = (double)(now_ns() - t0) / 1e9;
@@ -572,6 +577,7 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 	ph->fill_sec = (double)(now_ns() - t0) / 1e9;
 	udc_stats_get(c, &st);
 	ph->filled = st.bytes_used;
+	ph->rss_filled = rss_bytes();
 	ph->nr_positive_filled = st.nr_positive;
 	ph->nr_negative_filled = st.nr_negative;
 	ph->evictions_filled = st.evictions;
@@ -596,6 +602,7 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 		die("%s: %s", ph->kind == INVAL_DIR ? "udc_invalidate_dir" : "udc_rmdir",
 		    strerror(-rc));
 	ph->after_call = cache_bytes(c);
+	ph->rss_after_call = rss_bytes();
 
 	inval_check(c, opt, names, positives, ph);
 	inval_watch(c, limit, timeout, ph);
@@ -606,6 +613,7 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 	ph->churn = ch;
 	ph->st.size = sizeof(ph->st);
 	udc_stats_get(c, &ph->st);
+	ph->stats_rss = rss_bytes();
 	udc_destroy(c);
 }
 
@@ -621,7 +629,9 @@ static void rep_inval_phase(struct report *r, const struct inval_phase *ph, uint
 	rep_f64(r, "fill_seconds", "fill seconds", ph->fill_sec, 3);
 	rep_f64(r, "positives_seconds", "fill seconds, positives", ph->positives_sec, 3);
 	rep_u64(r, "bytes_before_fill", "bytes_used before fill", ph->before);
+	rep_u64(r, "rss_before_fill", "RSS before fill", ph->rss_before);
 	rep_u64(r, "bytes_filled", "bytes_used filled", ph->filled);
+	rep_u64(r, "rss_filled", "RSS filled", ph->rss_filled);
 	rep_f64(r, "bytes_per_entry_filled", "bytes/entry filled",
 		(double)(ph->filled - ph->before) /
 			(double)(ph->nr_positive_filled + ph->nr_negative_filled),
@@ -632,11 +642,13 @@ static void rep_inval_phase(struct report *r, const struct inval_phase *ph, uint
 	rep_u64(r, "evictions_filled", "evictions during fill", ph->evictions_filled);
 	rep_f64(r, "call_us", "call us", (double)ph->call_ns / 1e3, 3);
 	rep_u64(r, "bytes_after_call", "bytes_used after call", ph->after_call);
+	rep_u64(r, "rss_after_call", "RSS after call", ph->rss_after_call);
 	rep_u64(r, "check_wrong", "dropped names answered", ph->check_wrong);
 	rep_bool(r, "garbage_gone", "garbage gone", ph->gone);
 	rep_f64(r, "garbage_gone_seconds", "seconds until gone", ph->gone ? ph->gone_sec : NAN, 3);
 	rep_f64(r, "watched_seconds", "seconds watched", ph->watched_sec, 3);
 	rep_u64(r, "bytes_end", "bytes_used at the end", ph->end_bytes);
+	rep_u64(r, "rss_end", "RSS at the end", ph->rss_end);
 	rep_i64(r, "garbage_left_bytes", "garbage left (bytes)", left);
 	rep_f64(r, "garbage_left_pct", "garbage left % of fill",
 		growth > 0 ? 100.0 * (double)left / (double)growth : NAN, 1);
@@ -697,7 +709,7 @@ int run_invalidate(const struct options *opt)
 		failed |= ph[k].check_wrong || ph[k].churn->wrong;
 	}
 	rep_str(&r, "stats_of", "stats below are of", "the rmdir phase, at its end");
-	rep_udc_stats(&r, &ph[1].st);
+	rep_udc_stats(&r, &ph[1].st, ph[1].stats_rss);
 	if (failed)
 		rep_warn(&r, "FAILED");
 	rep_end(&r);

@@ -60,6 +60,8 @@ struct replay_result {
 				     * between passes */
 	uint64_t evictions_end;	    /* impl->stats evictions at the end */
 	unsigned passes;	    /* passes run */
+	uint64_t rss_end;	    /* the process's resident bytes (/proc/self/statm)
+				     * at the end, before the cache is destroyed */
 };
 
 /* Kinds of replayed events (replay_summary().by_kind). */

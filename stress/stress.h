@@ -5,8 +5,8 @@
  * Owns nothing at run time: the declarations shared by udc-stress.c (the
  * program: options, workload table), common.c (messages, time, the report,
  * memory readings), the studies of udcache's own parts (studies.c: hash and
- * alloc; frag.c) and policy.c (the reclaim-policy workloads hotset,
- * invalidate and buildtrace).  The PRNG is
+ * alloc; frag.c), policy.c (the reclaim-policy workloads hotset,
+ * invalidate and buildtrace) and threads.c (the threads workload).  The PRNG is
  * here, inline, because the workers call it in their timed loops.
  *
  * Locking: none; nothing here is shared between threads except through the
@@ -67,6 +67,7 @@ struct options {
 	const char **traces;   /* replay: the strace logs */
 	unsigned nr_traces;
 	unsigned passes;       /* replay: passes over each trace */
+	unsigned churn_threads; /* threads: short-lived threads at a time (0: none) */
 	bool no_reclaim_thread;
 	bool json;
 	bool csv;
@@ -170,8 +171,10 @@ void rep_arr_end(struct report *r);
 /* A warning: a WARNING line in text; in JSON, the "warnings" array and stderr. */
 void rep_warn(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rep_end(struct report *r);
-/* Every field of struct udc_stats, as the object "stats" (warns if membarrier is 0). */
-void rep_udc_stats(struct report *r, const struct udc_stats *st);
+/* Every field of struct udc_stats, as the object "stats" (warns if membarrier is
+ * 0), with @rss (the process's resident bytes read with the stats) after
+ * bytes_used. */
+void rep_udc_stats(struct report *r, const struct udc_stats *st, uint64_t rss);
 
 /* ---------------------------------------------------------------------- */
 /* Memory readings (common.c) */
@@ -206,6 +209,9 @@ uint64_t cache_bytes(udc_cache *c);
 #define BUILD_LIMIT ((size_t)4 << 20)
 #define BUILD_UNBOUNDED ((size_t)16 << 30) /* the reference cache's limit */
 #define BUILD_SAMPLE_UNITS 100		   /* nr_negative is sampled every 100 units */
+#define THREADS_LIMIT ((size_t)16 << 20)   /* threads: --limit default */
+#define THREADS_NAMES_EACH 8		   /* threads: --names default (per thread) */
+#define THREADS_MAX 4096		   /* threads: --threads max (others: 1024) */
 
 /* A cache of limit bytes for the policy studies (--no-reclaim-thread honoured). */
 udc_cache *policy_cache(const struct options *opt, size_t limit, const struct udc_backend *be);
@@ -215,6 +221,8 @@ void policy_add_dirs(udc_cache *c, unsigned n);
 int run_hotset(const struct options *opt);
 int run_invalidate(const struct options *opt);
 int run_buildtrace(const struct options *opt);
+/* stress/threads.c: many parked threads, one working, memory sampled every 1 ms. */
+int run_threads_workload(const struct options *opt);
 
 /* ---------------------------------------------------------------------- */
 /* The studies of udcache's own parts (studies.c, frag.c) */

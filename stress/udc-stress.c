@@ -14,7 +14,8 @@
  * udcache or a baseline in stress/baselines/, through stress/impl.h.  The
  * others study udcache's own parts: hash and alloc in stress/studies.c,
  * frag in stress/frag.c, hotset, invalidate and buildtrace in
- * stress/policy.c.  To add a workload: write a run function (or a compare.c
+ * stress/policy.c, threads (many parked threads, one working) in
+ * stress/threads.c.  To add a workload: write a run function (or a compare.c
  * operation) and add a row.
  *
  * Locking: none; main parses the options and runs one workload, whose
@@ -205,6 +206,8 @@ static const struct workload workloads[] = {
 	  run_invalidate },
 	{ "buildtrace", "a build's include searches: negative hits kept vs an unbounded cache",
 	  run_buildtrace },
+	{ "threads", "many threads add a few names and park; one works, timed; 1 ms memory",
+	  run_threads_workload },
 	{ "diff", "every answer checked against a versioned store during renames, rmdirs, fills",
 	  run_diff },
 };
@@ -241,7 +244,11 @@ static void usage_general(FILE *f)
 	const struct options *d = &default_options;
 
 	fprintf(f,
-		"  -t, --threads N         worker threads, 1..%d (default %u)\n"
+		"  -t, --threads N         worker threads, 1..%d (default %u); threads: the\n"
+		"                          parked threads, 1..%d\n"
+		"      --churn-threads K   threads: besides, K short-lived threads at a time,\n"
+		"                          created, adding --names names and retired all along\n"
+		"                          (default 0)\n"
 		"  -s, --seconds S         run time in seconds, fractions allowed (default %g;\n"
 		"                          with --count, a time limit besides it; invalidate:\n"
 		"                          the longest wait for the garbage to go, default %g)\n"
@@ -250,7 +257,9 @@ static void usage_general(FILE *f)
 		"  -n, --names N           hit, mixed: names to preload, 1..%" PRIu64
 		" (default %" PRIu64 ");\n"
 		"                          rmdir: negatives per removed directory (default %d);\n"
-		"                          frag, invalidate: negatives to insert (default %d, %d)\n"
+		"                          frag, invalidate: negatives to insert (default %d, %d);\n"
+		"                          threads: names each parked thread adds, half\n"
+		"                          positive (default %d)\n"
 		"  -d, --dirs N            directories the names are spread over, 1..--names\n"
 		"                          (default %" PRIu64 "; trickle 1; frag %d); rename: slots\n"
 		"                          (half hold a directory); buildtrace: the search path\n"
@@ -262,8 +271,9 @@ static void usage_general(FILE *f)
 		"  -m, --memory, --limit SIZE\n"
 		"                          the cache's memory limit in bytes, suffix K, M, G or\n"
 		"                          T for powers of 1024 (default 1G; trickle 16M; frag\n"
-		"                          4G; hotset 8M; invalidate 2G; buildtrace 4M).  lfht\n"
-		"                          and ck_hs have no limit; kernel reclaims only past it\n"
+		"                          4G; hotset 8M; invalidate 2G; buildtrace 4M; threads\n"
+		"                          16M).  lfht and ck_hs have no limit; kernel reclaims\n"
+		"                          only past it\n"
 		"      --no-reclaim-thread no background reclaim thread (udcache:\n"
 		"                          UDC_CFG_NO_RECLAIM_THREAD; kernel: direct reclaim\n"
 		"                          only, no kswapd thread)\n"
@@ -273,10 +283,10 @@ static void usage_general(FILE *f)
 		"      --trace FILE        replay: an strace -f log (plain or .gz); repeat for\n"
 		"                          several\n"
 		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n",
-		MAX_THREADS, d->threads, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES, d->names,
-		RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, d->dirs, FRAG_DIRS, BUILD_DIRS,
-		d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX, d->name_len, FRAG_NAME_LEN,
-		d->passes);
+		MAX_THREADS, d->threads, THREADS_MAX, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES,
+		d->names, RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, THREADS_NAMES_EACH,
+		d->dirs, FRAG_DIRS, BUILD_DIRS, d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX,
+		d->name_len, FRAG_NAME_LEN, d->passes);
 }
 
 /* The studies' options, the seed and the output formats. */
@@ -351,7 +361,11 @@ static void usage_notes(FILE *f)
 	      "removing most of --names negatives, against malloc; hotset: a periodic job's\n"
 	      "hot set under a scan of unique names; invalidate: udc_invalidate_dir and\n"
 	      "udc_rmdir of a full directory, then its garbage; buildtrace: a build's\n"
-	      "include searches against an unbounded cache.  These drive udcache only.\n"
+	      "include searches against an unbounded cache; threads: --threads threads each\n"
+	      "add --names names in a directory of their own and block, then one thread\n"
+	      "resolves unique names (one in four positive) over --dirs directories, timed,\n"
+	      "while bytes_used and RSS are sampled every 1 ms (--churn-threads: threads\n"
+	      "created and retired all along besides).  These drive udcache only.\n"
 	      "\n"
 	      "Exit status: 0 success, 1 wrong answers or a runtime failure, 2 bad options.\n",
 	      f);
@@ -386,6 +400,7 @@ enum {
 	OPT_PASSES,
 	OPT_MEM_CSV,
 	OPT_CSV,
+	OPT_CHURN_THREADS,
 };
 
 static const struct option longopts[] = {
@@ -419,6 +434,7 @@ static const struct option longopts[] = {
 	{ "passes", required_argument, NULL, OPT_PASSES },
 	{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
 	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "churn-threads", required_argument, NULL, OPT_CHURN_THREADS },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
@@ -433,7 +449,7 @@ static bool parse_general(int ch, struct options *opt)
 		opt->workload = optarg;
 		return true;
 	case 't':
-		opt->threads = (unsigned)parse_u64("--threads", optarg, 1, MAX_THREADS);
+		opt->threads = (unsigned)parse_u64("--threads", optarg, 1, THREADS_MAX);
 		return true;
 	case 's':
 		opt->seconds = parse_double("--seconds", optarg, 0.001, MAX_SECONDS);
@@ -548,6 +564,9 @@ static bool parse_study(int ch, struct options *opt)
 	case OPT_SCRATCH_DIRS:
 		opt->scratch_dirs = parse_u64("--scratch-dirs", optarg, 1, MAX_SCAN_DIRS);
 		return true;
+	case OPT_CHURN_THREADS:
+		opt->churn_threads = (unsigned)parse_u64("--churn-threads", optarg, 0, MAX_THREADS);
+		return true;
 	case OPT_UNITS:
 		opt->units = parse_u64("--units", optarg, 1, MAX_NAMES);
 		return true;
@@ -579,6 +598,11 @@ static void parse_options(int argc, char **argv, struct options *opt)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt->threads > MAX_THREADS && strcmp(opt->workload, "threads") != 0)
+		usage_error("--threads: %u out of range [1, %d] (up to %d: the threads workload)",
+			    opt->threads, MAX_THREADS, THREADS_MAX);
+	if (opt->churn_threads && strcmp(opt->workload, "threads") != 0)
+		usage_error("--churn-threads: only for the threads workload");
 	if (opt->csv && opt->json)
 		usage_error("--csv and --json: one or the other");
 	if (opt->csv && !compare_has(opt->workload))

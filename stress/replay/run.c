@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stress/replay/internal.h"
 
@@ -476,6 +477,20 @@ static int run_pass(struct run *r, const struct replay_trace *t, struct replay_r
 	return rc;
 }
 
+/* The process's resident bytes (/proc/self/statm), 0 if unreadable. */
+static uint64_t run_rss(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%lu %lu", &size, &resident);
+	fclose(f);
+	return n == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
 int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 		    const struct replay_opts *opts, struct replay_result *out)
 {
@@ -538,6 +553,7 @@ int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 	out->passes = passes;
 	out->syscalls_parsed = t->sum.syscalls_parsed;
 	out->lines_skipped = t->sum.lines_skipped;
+	out->rss_end = run_rss();
 
 	impl->destroy(r.c);
 	free(r.cur);

@@ -845,14 +845,22 @@ int diffstress_run(const struct diffstress_options *o)
 
 	struct udc_stats st = { .size = sizeof(st) };
 	udc_stats_get(cache, &st);
+	unsigned long rss_pages = 0, vm_pages;
+	FILE *statm = fopen("/proc/self/statm", "r");
+	if (statm) {
+		if (fscanf(statm, "%lu %lu", &vm_pages, &rss_pages) != 2)
+			rss_pages = 0;
+		fclose(statm);
+	}
 	printf("udc-diffstress: %lu ops, %lu answers checked (%lu windows too long to check), "
 	       "%" PRIu64 " versions, fills %lu complete / %lu stale, evictions %" PRIu64
 	       ", stale answers %" PRIu64 ", walk retries %" PRIu64 ", bytes_used %" PRIu64
-	       " of %" PRIu64 "\n",
+	       " of %" PRIu64 ", process RSS %" PRIu64 "\n",
 	       (unsigned long)atomic_load(&ops_done), (unsigned long)atomic_load(&checks),
 	       (unsigned long)atomic_load(&unchecked), atomic_load(&store.version),
 	       (unsigned long)atomic_load(&fills_ok), (unsigned long)atomic_load(&fills_stale),
-	       st.evictions, st.stale_answers, st.walk_retries, st.bytes_used, st.bytes_limit);
+	       st.evictions, st.stale_answers, st.walk_retries, st.bytes_used, st.bytes_limit,
+	       (uint64_t)rss_pages * (uint64_t)sysconf(_SC_PAGESIZE));
 	udc_destroy(cache);
 	free(ws);
 	free(store.obj);
