@@ -27,8 +27,10 @@
  * checks what liburcu wrote into the first table made against it and
  * stops the process if they disagree (another liburcu), before any entry
  * is stored.  The struct comes first in our block because
- * cds_lfht_destroy() frees it with free(): so the block and the arrays
- * are libc allocations (calloc), not jemalloc ones.  bytes_used counts
+ * cds_lfht_destroy() frees it with free(): so the block is a libc
+ * allocation (calloc).  The bucket arrays come from the slab pages' arena
+ * (slab_arena_zalloc), whose freed memory leaves RSS at once: a table
+ * that shrinks gives its old arrays back to the OS.  bytes_used counts
  * the buckets (engine/cache.c), not the struct.
  *
  * Locking: none of its own.  Resizes of one table are serialised by the
@@ -142,7 +144,7 @@ static void mm_free_bucket_table(struct cds_lfht *ht, unsigned long order)
 
 	if (!order_has_array(t, order))
 		return;
-	free(t->ht.tbl_order[order]);
+	slab_arena_free(t->ht.tbl_order[order]);
 	t->ht.tbl_order[order] = NULL;
 }
 
@@ -157,7 +159,7 @@ static const struct cds_lfht_mm_type table_mm = {
 static void reserve_drop(struct table *t)
 {
 	for (unsigned long o = 0; o < LFHT_MAX_ORDER; o++) {
-		free(t->reserved[o]);
+		slab_arena_free(t->reserved[o]);
 		t->reserved[o] = NULL;
 	}
 }
@@ -168,7 +170,7 @@ static bool reserve(struct table *t, unsigned long first, unsigned long last)
 	for (unsigned long o = first; o <= last; o++) {
 		if (!order_has_array(t, o))
 			continue;
-		t->reserved[o] = calloc(order_len(t, o), sizeof(struct cds_lfht_node));
+		t->reserved[o] = slab_arena_zalloc(order_len(t, o) * sizeof(struct cds_lfht_node));
 		if (!t->reserved[o]) {
 			reserve_drop(t);
 			return false;

@@ -502,11 +502,12 @@ struct udc_stats {
 	                                * bytes_limit + bytes_slack at every moment
 	                                * (1% of the limit, or 4% of it between
 	                                * 16 KiB and 1 MiB, the larger) */
-	uint64_t resident_bytes;       /* the entries' pages resident in memory, as
-	                                * jemalloc counts them: one arena serves
-	                                * every cache of the process, and it gives
-	                                * freed pages back to the OS at once (0 in
-	                                * sanitizer builds: pages from libc) */
+	uint64_t resident_bytes;       /* the entries' pages and the hash tables'
+	                                * arrays resident in memory, as jemalloc
+	                                * counts them: one arena serves every cache
+	                                * of the process, and it gives freed memory
+	                                * back to the OS at once (0 in sanitizer
+	                                * builds: their memory comes from libc) */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

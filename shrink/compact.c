@@ -125,11 +125,6 @@ void compact_inline(struct shrink *sh)
 	compact_step(sh, false);
 }
 
-void shrink_after_drop(struct shrink *sh)
-{
-	compact_inline(sh);   /* drops are what leave pages sparse */
-}
-
 bool compact_batch(struct shrink *sh, bool fresh)
 {
 	if (fresh) {   /* the marks are the inline path's: look again */

@@ -292,6 +292,21 @@ static void reclaim_calls(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
+void shrink_after_drop(struct shrink *sh)
+{
+	compact_inline(sh);   /* drops are what leave pages sparse */
+	if (sh->reclaimer_running)
+		return;
+	/* Without the thread, what the drops leave behind goes with them:
+	 * the spare pages, and the name table once it is four times too big
+	 * (liburcu resizes in this thread: milliseconds, once a halving). */
+	pages_trim(sh);
+	if (cache_tables_resize_due(sh->c) && !udc_mutex_trylock(&sh->lock)) {
+		tables_resize(sh);
+		udc_mutex_unlock(&sh->lock);
+	}
+}
+
 void shrink_after_call(struct shrink *sh)
 {
 	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */

@@ -90,6 +90,19 @@ size_t slab_resident_bytes(void)
 	return mallctl(name, &resident, &sz, NULL, 0) ? 0 : resident;
 }
 
+void *slab_arena_zalloc(size_t size)
+{
+	if (slab_arena_init())
+		return NULL;
+	return mallocx(size, MALLOCX_ZERO | MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE);
+}
+
+void slab_arena_free(void *p)
+{
+	if (p)
+		dallocx(p, MALLOCX_TCACHE_NONE);
+}
+
 static void *page_mem_alloc(struct slab *s)
 {
 	return mallocx(s->page_size,
@@ -110,6 +123,16 @@ int slab_arena_init(void)
 size_t slab_resident_bytes(void)
 {
 	return 0;
+}
+
+void *slab_arena_zalloc(size_t size)
+{
+	return calloc(1, size);
+}
+
+void slab_arena_free(void *p)
+{
+	free(p);
 }
 
 static void *page_mem_alloc(struct slab *s)
@@ -177,7 +200,8 @@ static struct slab_page *page_take_retained(struct slab *s)
 	struct slab_page *p = NULL;
 
 	pthread_mutex_lock(&s->retained_lock);
-	demand_note_locked(s, 1);
+	/* A compaction's pages are not demand: it empties more than it fills. */
+	demand_note_locked(s, slab_tls_compacting ? 0 : 1);
 	if (!cds_list_empty(&s->retained)) {
 		p = cds_list_first_entry(&s->retained, struct slab_page, link);
 		cds_list_del(&p->link);

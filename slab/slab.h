@@ -279,8 +279,14 @@ size_t slab_bytes(struct slab *s);
  */
 size_t slab_trim(struct slab *s, bool all);
 
+/* Zeroed memory for an owner's big arrays (hash tables) from the pages'
+ * arena, whose freed memory leaves RSS at once; NULL when out of memory.
+ * slab_arena_free(NULL) does nothing. */
+void *slab_arena_zalloc(size_t size);
+void slab_arena_free(void *p);
+
 /* The resident bytes of the pages' jemalloc arena, shared by every slab
- * of the process, as jemalloc counts them (its statistics refreshed: tens
+ * of the process (and slab_arena_zalloc's arrays), as jemalloc counts them (its statistics refreshed: tens
  * of microseconds).  0 in sanitizer builds, whose pages come from libc. */
 size_t slab_resident_bytes(void);
 
