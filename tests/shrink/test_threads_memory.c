@@ -509,6 +509,7 @@ Test(threads_memory, small_limit_bound_256k, .timeout = 600)
 #define RSS_RETAINED_PCT 25
 #define RSS_IDLE_POLLS 20 /* every 100 ms: 2 s at most */
 
+#ifndef TM_SANITIZER /* the RSS test is skipped there */
 static uint64_t tm_rss(void)
 {
 	unsigned long size, resident;
@@ -526,6 +527,7 @@ static int rss_name(char *buf, size_t size, unsigned i)
 {
 	return snprintf(buf, size, "f%x________________________", i); /* 24+ bytes, as frag's */
 }
+#endif
 
 /*
  * (c).  Fails before issue 13's slab changes: freed slab pages stay
