@@ -2,8 +2,11 @@
 # Issue 13's figures, side by side (the 'before' and 'after' of the slab and
 # latency work): udc-stress's threads workload, the trickle over many
 # directories at a binding limit (udcache with its reclaim thread, udcache
-# without it, lfht as the noise floor: no eviction at all), and frag's RSS
-# growth retained with no purge.  Each configuration runs RUNS times,
+# without it, lfht as the noise floor: no eviction at all), the replay of
+# the project's 8 traces enlarged with --copies so that the same limits
+# bind (one pass; the replay is single-threaded: one replaying thread, with
+# the reclaim thread on and off), and frag's RSS growth retained with no
+# purge.  Each configuration runs RUNS times,
 # interleaved (run 1 of every configuration, then run 2, ...), so that the
 # machine's noise spreads over all of them; each cell is the median with
 # the spread (min..max).  Markdown on stdout, the commands on stderr, every
@@ -12,7 +15,9 @@
 #   scripts/bench_issue13.sh UDC_STRESS [RUNS [SECONDS]]   (default 3 runs, 3 s)
 #   env: PARKED (default 512), THREADS_LIMIT (16M), TRICKLE_LIMITS ("2M 4M 16M"),
 #        TRICKLE_DIRS (64), TRICKLE_THREADS (1), FRAG_NAMES (1000000),
-#        SKIP ("threads trickle frag": the parts to leave out), OUT_DIR
+#        REPLAY_COPIES ("2M:400 4M:800 16M:3200": limit:copies, the copies
+#        stress/stress.h's REPLAY_COPIES_* found to bind every trace),
+#        SKIP ("threads trickle replay frag": the parts to leave out), OUT_DIR
 #        (default /tmp/udc-issue13)
 #
 # Timed figures belong here, never in tests.  Before the slab changes, the
@@ -28,6 +33,8 @@ limits=${TRICKLE_LIMITS:-2M 4M 16M}
 dirs=${TRICKLE_DIRS:-64}
 tthreads=${TRICKLE_THREADS:-1}
 fnames=${FRAG_NAMES:-1000000}
+rcopies=${REPLAY_COPIES:-2M:400 4M:800 16M:3200}
+traces=$(cd "$(dirname "$0")/../tests/traces" && pwd)
 skip=" ${SKIP:-} "
 out=${OUT_DIR:-/tmp/udc-issue13}
 mkdir -p "$out"
@@ -53,6 +60,15 @@ if [[ $skip != *" trickle "* ]]; then
 		configs+=("trickle-$l-lfht|$base --impl lfht")
 	done
 fi
+if [[ $skip != *" replay "* ]]; then
+	targs=""
+	for t in "$traces"/*.strace.gz; do targs+=" --trace $t"; done
+	for lc in $rcopies; do
+		base="--workload replay --impl udcache --passes 1 --limit ${lc%%:*} --copies ${lc#*:}$targs"
+		configs+=("replay-${lc%%:*}-thread|$base")
+		configs+=("replay-${lc%%:*}-nothread|$base --no-reclaim-thread")
+	done
+fi
 if [[ $skip != *" frag "* ]]; then
 	configs+=("frag|--workload frag --names $fnames")
 fi
@@ -64,9 +80,9 @@ for k in $(seq "$runs"); do
 	done
 done
 
-python3 - "$out" "$runs" "$parked" "$tlimit" "$dirs" "$tthreads" "$limits" "$skip" <<'EOF'
+python3 - "$out" "$runs" "$parked" "$tlimit" "$dirs" "$tthreads" "$limits" "$skip" "$rcopies" <<'EOF'
 import json, sys
-out, runs, parked, tlimit, dirs, tthreads, limits, skip = sys.argv[1:]
+out, runs, parked, tlimit, dirs, tthreads, limits, skip, rcopies = sys.argv[1:]
 runs = int(runs)
 
 def load(name):
@@ -135,6 +151,28 @@ if " trickle " not in skip:
             print("| " + " | ".join([l, label, cell(ds, lambda d: d["ops_per_sec"], rate)] + lat_cols(ds) +
                   [cell(ds, lambda d: d["memory"]["max_vs_limit"], ratio), bounds,
                    cell(ds, lambda d: d["memory"]["rss_max"], mib)]) + " |")
+    print()
+if " replay " not in skip:
+    print("### replay: the 8 project traces, --copies so that the limit binds, 1 pass, "
+          "1 replaying thread\n")
+    print("Max bytes_used / limit and the memory bound: the worst of the 8 traces (each has a "
+          "cache of its own).\n")
+    print("| limit | copies | reclaim thread | max bytes_used / limit | memory bound | "
+          "wrong answers | cache errors | evictions (all traces) | seconds (all traces) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    worst = lambda d: max(t["memory"]["max_vs_limit"] for t in d["traces"])
+    for lc in rcopies.split():
+        l, n = lc.split(":")
+        for mode, label in (("thread", "on"), ("nothread", "off")):
+            ds = load(f"replay-{l}-{mode}")
+            if not ds:
+                continue
+            bounds = "/".join(sorted(set(t["memory"]["bound"] for d in ds for t in d["traces"])))
+            print("| " + " | ".join([l, n, label, cell(ds, worst, ratio), bounds,
+                  cell(ds, lambda d: d["wrong_answers"], num),
+                  cell(ds, lambda d: sum(t["cache_errors"] for t in d["traces"]), num),
+                  cell(ds, lambda d: sum(t["evictions_end"] for t in d["traces"]), num),
+                  cell(ds, lambda d: sum(t["seconds"] for t in d["traces"]), lambda x: f"{x:.1f}")]) + " |")
     print()
 if " frag " not in skip:
     ds = load("frag")

@@ -2,8 +2,8 @@
 /*
  * stress/compare_run.c - the run of an (--impl) workload: the workers'
  * loop, main's loop while they run, the totals and the report (text, --json
- * or --csv); and replay's report (the parser and the replay itself are
- * stress/replay/).  The model store, the operations and the workloads are
+ * or --csv); and replay's report, with its memory watch (sampled on the
+ * replaying thread; the parser and the replay itself are stress/replay/).  The model store, the operations and the workloads are
  * stress/compare.c.
  *
  * Owns: struct run and its workers for the length of run_compare(): the
@@ -317,11 +317,89 @@ int run_compare(const struct options *opt)
 /* ---------------------------------------------------------------------- */
 /* replay: every --trace through stress/replay/, one report */
 
+/*
+ * The replay's memory watch (replay_opts.sample, on the replaying thread,
+ * every 64 events): a full sample (bytes_used, RSS) every SAMPLE_NS, and at
+ * every new maximum and past limit + slack, so that max bytes_used and the
+ * samples past the bound are those of every 64 events.
+ */
+static void replay_sample(void *arg, void *cache, const struct udc_stats *st)
+{
+	struct mem_watch *w = arg;
+	if (w->n == 0) {
+		w->c = cache;
+		watch_sample(w);
+		return;
+	}
+	if (now_ns() - w->s[w->n - 1].t_ns >= SAMPLE_NS || st->bytes_used > w->max_bytes ||
+	    st->bytes_used > w->limit + mem_slack(w->limit))
+		watch_sample(w);
+}
+
+/* Replay trace k and report it; its wrong answers, *failed if past the bound. */
+static uint64_t replay_one(const struct options *opt, const struct impl *impl, size_t limit,
+			   unsigned k, struct report *rp, bool *failed)
+{
+	struct replay_trace *t;
+	struct replay_summary sm;
+	struct replay_result res;
+	struct mem_watch mw = { .impl = impl, .limit = limit, .period_ns = SAMPLE_NS };
+	struct replay_opts ro = { .memory_limit = limit,
+				  .passes = opt->passes,
+				  .no_reclaim_thread = opt->no_reclaim_thread,
+				  .copies = opt->copies,
+				  .sample = replay_sample,
+				  .sample_arg = &mw };
+	char err[256], label[64];
+	int rc = replay_load(opt->traces[k], &t, err, sizeof(err));
+	uint64_t t0 = now_ns(), t1;
+
+	if (rc < 0)
+		die("replay: %s", err);
+	replay_summary(t, &sm);
+	rc = replay_run_opts(impl, t, &ro, &res);
+	t1 = now_ns();
+	if (rc < 0)
+		die("replay %s: %s: %s", opt->traces[k], impl->name, strerror(-rc));
+	snprintf(label, sizeof(label), "trace %u.", k);
+	rep_obj_begin(rp, NULL, label);
+	rep_str(rp, "trace", "file", opt->traces[k]);
+	rep_u64(rp, "lines", "lines", sm.lines);
+	rep_u64(rp, "syscalls", "syscalls parsed", sm.syscalls_parsed);
+	rep_u64(rp, "lines_skipped", "lines skipped", sm.lines_skipped);
+	rep_u64(rp, "events", "events (last pass, every copy)", res.events);
+	rep_u64(rp, "walks", "walks", res.walks);
+	rep_u64(rp, "hits", "walks with no backend call", res.hits);
+	rep_u64(rp, "misses", "walks with backend calls", res.misses);
+	rep_u64(rp, "backend_calls", "backend calls", res.backend_calls);
+	rep_u64(rp, "negative_answers", "-ENOENT answers", res.negative_answers);
+	rep_u64(rp, "mutations", "mutations", res.mutations);
+	rep_u64(rp, "unmodelled", "lookups the model cannot reproduce", res.unmodelled);
+	rep_u64(rp, "cache_errors", "cache errors", res.cache_errors);
+	rep_u64(rp, "wrong", "wrong answers", res.wrong);
+	rep_u64(rp, "bytes_used_max", "bytes_used max", res.bytes_used_max);
+	rep_u64(rp, "bytes_used_end", "bytes_used end", res.bytes_used_end);
+	rep_u64(rp, "rss_end", "process RSS at the end", res.rss_end);
+	rep_u64(rp, "nr_negative_end", "negatives held at the end", res.nr_negative_end);
+	rep_u64(rp, "nr_positive_end", "positives held at the end", res.nr_positive_end);
+	rep_u64(rp, "evictions_end", "evictions", res.evictions_end);
+	rep_f64(rp, "seconds", "seconds (last pass)", res.seconds, 4);
+	*failed = rep_memory(rp, &mw, t0, t1) && impl->bounded;
+	rep_obj_end(rp);
+	if (res.wrong)
+		rep_warn(rp, "%s: %" PRIu64 " wrong answers; first: %s", opt->traces[k], res.wrong,
+			 res.first_wrong);
+	watch_free(&mw);
+	replay_free(t);
+	return res.wrong;
+}
+
 int run_replay(const struct options *opt)
 {
 	const struct impl *impl = impl_find(opt->impl);
 	size_t limit = opt->memory_set ? opt->memory : REPLAY_LIMIT;
 	uint64_t wrong_total = 0;
+	bool failed = false;
 	struct report rp;
 
 	if (!impl)
@@ -331,55 +409,21 @@ int run_replay(const struct options *opt)
 	rep_str(&rp, "impl", "impl", impl->name);
 	rep_u64(&rp, "memory_limit", "memory limit (bytes)", limit);
 	rep_u64(&rp, "passes", "passes", opt->passes);
+	rep_u64(&rp, "copies", "copies of each trace's tree", opt->copies);
+	rep_bool(&rp, "reclaim_thread", "reclaim thread", !opt->no_reclaim_thread);
 	rep_arr_begin(&rp, "traces");
 	for (unsigned k = 0; k < opt->nr_traces; k++) {
-		struct replay_trace *t;
-		struct replay_summary sm;
-		struct replay_result res;
-		char err[256], label[64];
-		int rc = replay_load(opt->traces[k], &t, err, sizeof(err));
+		bool f;
 
-		if (rc < 0)
-			die("replay: %s", err);
-		replay_summary(t, &sm);
-		rc = replay_run(impl, t, limit, opt->passes, &res);
-		if (rc < 0)
-			die("replay %s: %s: %s", opt->traces[k], impl->name, strerror(-rc));
-		snprintf(label, sizeof(label), "trace %u.", k);
-		rep_obj_begin(&rp, NULL, label);
-		rep_str(&rp, "trace", "file", opt->traces[k]);
-		rep_u64(&rp, "lines", "lines", sm.lines);
-		rep_u64(&rp, "syscalls", "syscalls parsed", sm.syscalls_parsed);
-		rep_u64(&rp, "lines_skipped", "lines skipped", sm.lines_skipped);
-		rep_u64(&rp, "events", "events (last pass)", res.events);
-		rep_u64(&rp, "walks", "walks", res.walks);
-		rep_u64(&rp, "hits", "walks with no backend call", res.hits);
-		rep_u64(&rp, "misses", "walks with backend calls", res.misses);
-		rep_u64(&rp, "backend_calls", "backend calls", res.backend_calls);
-		rep_u64(&rp, "negative_answers", "-ENOENT answers", res.negative_answers);
-		rep_u64(&rp, "mutations", "mutations", res.mutations);
-		rep_u64(&rp, "unmodelled", "lookups the model cannot reproduce", res.unmodelled);
-		rep_u64(&rp, "cache_errors", "cache errors", res.cache_errors);
-		rep_u64(&rp, "wrong", "wrong answers", res.wrong);
-		rep_u64(&rp, "bytes_used_max", "bytes_used max", res.bytes_used_max);
-		rep_u64(&rp, "bytes_used_end", "bytes_used end", res.bytes_used_end);
-		rep_u64(&rp, "rss_end", "process RSS at the end", res.rss_end);
-		rep_u64(&rp, "nr_negative_end", "negatives held at the end", res.nr_negative_end);
-		rep_u64(&rp, "nr_positive_end", "positives held at the end", res.nr_positive_end);
-		rep_f64(&rp, "seconds", "seconds (last pass)", res.seconds, 4);
-		rep_obj_end(&rp);
-		if (res.wrong)
-			rep_warn(&rp, "%s: %" PRIu64 " wrong answers; first: %s", opt->traces[k],
-				 res.wrong, res.first_wrong);
-		wrong_total += res.wrong;
-		replay_free(t);
+		wrong_total += replay_one(opt, impl, limit, k, &rp, &f);
+		failed = failed || f;
 	}
 	rep_arr_end(&rp);
 	rep_u64(&rp, "wrong_answers", "wrong answers in all", wrong_total);
-	if (wrong_total)
+	rep_bool(&rp, "failed_bound", "a trace past limit+slack+1MiB", failed);
+	if (wrong_total || failed)
 		rep_warn(&rp, "FAILED");
 	rep_end(&rp);
 	fflush(stdout);
-	return wrong_total ? 1 : 0;
+	return wrong_total || failed ? 1 : 0;
 }
-

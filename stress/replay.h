@@ -57,9 +57,10 @@ struct replay_result {
 				     * mutation calls that failed (the cache was then
 				     * told to forget the names instead) */
 	uint64_t reset_calls;	    /* cache calls that told it of the store's reset
-				     * between passes */
+				     * between passes and copies */
 	uint64_t evictions_end;	    /* impl->stats evictions at the end */
 	unsigned passes;	    /* passes run */
+	unsigned copies;	    /* copies of the trace's tree replayed per pass */
 	uint64_t rss_end;	    /* the process's resident bytes (/proc/self/statm)
 				     * at the end, before the cache is destroyed */
 };
@@ -130,6 +131,12 @@ struct replay_opts {
 	bool no_reclaim_thread; /* impl_config.no_reclaim_thread: reclaim only in the
 				 * replaying thread, so that a replay is deterministic */
 	uint64_t hash_key[2];	/* impl_config.hash_key ({0,0}: the implementation's) */
+	unsigned copies;	/* copies of the trace's tree in the store, each
+				 * replayed in turn in every pass (0 is taken as 1) */
+	/* Called on the replaying thread with the cache and its stats every
+	 * 64 events and at the end of each pass (NULL: not called). */
+	void (*sample)(void *arg, void *cache, const struct udc_stats *st);
+	void *sample_arg;
 };
 
 /**
@@ -145,6 +152,17 @@ struct replay_opts {
  * that existed are added back, names the log made are removed), so a later
  * pass shows the warm cache.  Objects that existed before the log keep their
  * inos in every pass; objects the log makes get new inos in each pass.
+ *
+ * With copies > 1 the store holds that many copies of the tree: every object
+ * but the root has distinct inos in each copy (copy k's originals: id +
+ * k * nobjs; the log's own objects: id + (pass * copies + k) * nobjs), so
+ * every copy's names are distinct cache entries.  The root is the cache's
+ * root, shared: each pass replays copy 0, 1, ... in turn, and between two
+ * copies the store goes back to the log's start (as between passes) and the
+ * root's names are told to name the next copy's objects (udc_add).  The
+ * earlier copies' entries stay in the cache, unreachable, until reclaim
+ * takes them: so the cache's memory grows with the copies until the limit
+ * binds, and every answer is still checked against the store.
  *
  * Each lookup event is walked in the model first; if the model's answer is
  * not the log's outcome the event counts in out->unmodelled and is not

@@ -67,6 +67,7 @@ struct options {
 	const char **traces;   /* replay: the strace logs */
 	unsigned nr_traces;
 	unsigned passes;       /* replay: passes over each trace */
+	unsigned copies;       /* replay: copies of each trace's tree in the store */
 	unsigned churn_threads; /* threads: short-lived threads at a time (0: none) */
 	bool no_reclaim_thread;
 	bool json;
@@ -189,6 +190,19 @@ uint64_t cache_bytes(udc_cache *c);
 
 #define RMDIR_DEFAULT_NEGATIVES 100000	 /* rmdir: --names default */
 #define REPLAY_LIMIT ((size_t)64 << 20) /* replay: --memory default */
+#define REPLAY_MAX_COPIES 1000000	 /* replay: --copies at most */
+/*
+ * replay: --copies enough for each of the 8 project traces (tests/traces)
+ * to fill its cache to the limit (2M, 4M, 16M) and evict, in one pass.  The
+ * smallest (make-build, git-status, node-require) add ~6-7 KB of entries
+ * per copy, so 300, 600 and 2600 copies just reach the limits; these are
+ * ~1.3 times that (tar-rm, the largest, adds ~220 KB per copy and binds from
+ * ~10 copies at 2M).  Documented in --help; scripts/bench_issue13.sh's
+ * replay row uses them.
+ */
+#define REPLAY_COPIES_2M 400
+#define REPLAY_COPIES_4M 800
+#define REPLAY_COPIES_16M 3200
 #define TRICKLE_LIMIT ((size_t)16 << 20)
 #define HOTSET_HOT 20000
 #define HOTSET_PERIOD_MS 100

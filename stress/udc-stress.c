@@ -59,6 +59,7 @@ static const struct options default_options = {
 	.dist = "uniform",
 	.zipf_s = 0.99,
 	.passes = 2,
+	.copies = 1,
 	.threads = 2,
 	.names = 65536,
 	.dirs = 64,
@@ -282,11 +283,18 @@ static void usage_general(FILE *f)
 		"                          needs it)\n"
 		"      --trace FILE        replay: an strace -f log (plain or .gz); repeat for\n"
 		"                          several\n"
-		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n",
+		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n"
+		"      --copies N          replay: the store holds N copies of each trace's\n"
+		"                          tree (inos of their own, one root), replayed in\n"
+		"                          turn in every pass, so that the cache outgrows its\n"
+		"                          limit; 1..%u (default %u).  N = %u, %u and %u\n"
+		"                          make each of the 8 project traces bind a limit\n"
+		"                          of 2M, 4M and 16M\n",
 		MAX_THREADS, d->threads, THREADS_MAX, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES,
 		d->names, RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, THREADS_NAMES_EACH,
 		d->dirs, FRAG_DIRS, BUILD_DIRS, d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX,
-		d->name_len, FRAG_NAME_LEN, d->passes);
+		d->name_len, FRAG_NAME_LEN, d->passes, REPLAY_MAX_COPIES, d->copies,
+		REPLAY_COPIES_2M, REPLAY_COPIES_4M, REPLAY_COPIES_16M);
 }
 
 /* The studies' options, the seed and the output formats. */
@@ -398,6 +406,7 @@ enum {
 	OPT_ZIPF_S,
 	OPT_TRACE,
 	OPT_PASSES,
+	OPT_COPIES,
 	OPT_MEM_CSV,
 	OPT_CSV,
 	OPT_CHURN_THREADS,
@@ -432,6 +441,7 @@ static const struct option longopts[] = {
 	{ "zipf-s", required_argument, NULL, OPT_ZIPF_S },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "passes", required_argument, NULL, OPT_PASSES },
+	{ "copies", required_argument, NULL, OPT_COPIES },
 	{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "churn-threads", required_argument, NULL, OPT_CHURN_THREADS },
@@ -503,6 +513,9 @@ static bool parse_general(int ch, struct options *opt)
 	}
 	case OPT_PASSES:
 		opt->passes = (unsigned)parse_u64("--passes", optarg, 1, 100);
+		return true;
+	case OPT_COPIES:
+		opt->copies = (unsigned)parse_u64("--copies", optarg, 1, REPLAY_MAX_COPIES);
 		return true;
 	case OPT_MEM_CSV:
 		opt->mem_csv = optarg;

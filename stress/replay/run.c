@@ -23,7 +23,13 @@
  *    log made, add of the names that existed, remove of those it made).
  *    Objects that existed keep their inos; those the log makes get new ones
  *    in each pass (id + pass * nobjs), so no answer from an earlier pass can
- *    pass for a later one.  A mutation the cache fails (-ENOMEM) makes it
+ *    pass for a later one.  With --copies N (opts->copies) the store holds
+ *    N copies of the tree, each with inos of its own (run_gen) under the
+ *    one root, and each pass replays them in turn: between two copies the
+ *    store is reset as between passes and the root's names are told to
+ *    name the next copy's objects, so the earlier copies' entries stay in
+ *    the cache, unreachable, and its memory grows until the limit binds
+ *    (the project's traces alone hold ~300 KB).  A mutation the cache fails (-ENOMEM) makes it
  *    forget the name instead (remove, else invalidate_dir), so it never
  *    answers from before the change; walks that fail with -ENOMEM or -EAGAIN
  *    count as cache_errors, not as wrong.
@@ -79,30 +85,44 @@ struct run {
 	uint32_t *parent; /* parent per directory object */
 	char *buf;	  /* UDC_PATH_MAX + 1: the model walk's spliced paths */
 	unsigned pass;
-	uint64_t span;	       /* inos of the log's own objects: id + pass * span */
+	unsigned copy, copies; /* the copy of the tree replayed now, of how many */
+	uint64_t span;	       /* inos: id + generation * span (run_gen) */
+	const struct replay_opts *opts;
 	uint64_t calls, links; /* backend calls in the current walk */
 	uint64_t since_sample;
 };
 
-/* The ino of object o in this pass.  Objects that exist before the log keep
- * their id; objects the log makes get new inos in each pass. */
-static udc_ino run_ino(const struct run *r, uint32_t o)
+/* The generation of object o's ino now: objects that exist before the log
+ * keep theirs in every pass (copy k's: k); objects the log makes get a new
+ * one in each pass and copy (pass * copies + copy).  With one copy: 0 for
+ * the originals, the pass for the log's own. */
+static uint64_t run_gen(const struct run *r, uint32_t o)
 {
 	if (r->t->objs[o].flags & OBJ_ORIGINAL)
-		return o;
-	return o + (uint64_t)r->pass * r->span;
+		return r->copy;
+	return (uint64_t)r->pass * r->copies + r->copy;
 }
 
-/* The object with ino i in this pass, or 0. */
+/* The ino of object o now: id + generation * span; the root is the cache's
+ * root in every copy. */
+static udc_ino run_ino(const struct run *r, uint32_t o)
+{
+	if (o == ROOT)
+		return ROOT;
+	return o + run_gen(r, o) * r->span;
+}
+
+/* The object with ino i now, or 0. */
 static uint32_t run_obj(const struct run *r, udc_ino i)
 {
 	if (i == UDC_INO_NONE)
 		return 0;
-	uint64_t o = (i - 1) % r->span + 1, pass = (i - 1) / r->span;
+	uint64_t o = (i - 1) % r->span + 1, gen = (i - 1) / r->span;
 	if (o >= r->t->nobjs)
 		return 0;
-	bool orig = r->t->objs[o].flags & OBJ_ORIGINAL;
-	return (orig && pass == 0) || (!orig && pass == r->pass) ? (uint32_t)o : 0;
+	if (o == ROOT)
+		return gen == 0 ? ROOT : 0;
+	return gen == run_gen(r, (uint32_t)o) ? (uint32_t)o : 0;
 }
 
 /* What the backend answers for object o in this pass. */
@@ -175,6 +195,8 @@ static void run_sample(struct run *r)
 	memset(&st, 0, sizeof(st));
 	st.size = sizeof(st);
 	r->impl->stats(r->c, &st);
+	if (r->opts->sample)
+		r->opts->sample(r->opts->sample_arg, r->c, &st);
 	if (st.bytes_used > r->res->bytes_used_max)
 		r->res->bytes_used_max = st.bytes_used;
 	r->res->bytes_used_end = st.bytes_used;
@@ -384,8 +406,8 @@ static int run_lookup_event(struct run *r, const struct revent *e)
 }
 
 /*
- * Between passes: put the store back to the log's start and tell the cache
- * every difference, as an embedder would after restoring a snapshot.
+ * Between passes and copies: put the store back to the log's start and tell
+ * the cache every difference, as an embedder would after restoring a snapshot.
  * Directories the log made are removed (rmdir); names of directories that
  * existed before the log get their first state back (add or remove).
  */
@@ -414,6 +436,29 @@ static void run_reset(struct run *r)
 		r->cur[s] = t->slots[s].init;
 	for (size_t o = 0; o < t->nobjs; o++)
 		r->parent[o] = t->objs[o].init_parent ? t->objs[o].init_parent : ROOT;
+}
+
+/*
+ * The next run of the log: pass, copy.  The store goes back to the log's
+ * start (run_reset, with the inos of the run just done); with several
+ * copies, the root's names that exist at the start then name the next
+ * copy's objects (the earlier copy's tree stays in the store, unreachable).
+ */
+static void run_next(struct run *r, unsigned pass, unsigned copy)
+{
+	const struct replay_trace *t = r->t;
+
+	run_reset(r);
+	r->pass = pass;
+	r->copy = copy;
+	if (r->copies < 2)
+		return;
+	for (uint32_t s = t->objs[ROOT].slots; s != NONE; s = t->slots[s].next) {
+		if (!t->slots[s].init)
+			continue;
+		run_tell(r, s, t->slots[s].init);
+		r->res->reset_calls++;
+	}
 }
 
 /* CLOCK_MONOTONIC in seconds. */
@@ -455,11 +500,10 @@ static int run_alloc_state(struct run *r, const struct replay_trace *t)
 	return 0;
 }
 
-/* One pass over the trace's events; 0, or a lookup event's error. */
-static int run_pass(struct run *r, const struct replay_trace *t, struct replay_result *out)
+/* The trace's events once (one copy); 0, or a lookup event's error. */
+static int run_events(struct run *r, const struct replay_trace *t)
 {
 	int rc = 0;
-	double t0 = now_seconds();
 
 	for (size_t i = 0; i < t->nev && rc == 0; i++) {
 		const struct revent *e = &t->ev[i];
@@ -471,6 +515,20 @@ static int run_pass(struct run *r, const struct replay_trace *t, struct replay_r
 			r->since_sample = 0;
 			run_sample(r);
 		}
+	}
+	return rc;
+}
+
+/* One pass: every copy in turn; 0, or a lookup event's error. */
+static int run_pass(struct run *r, const struct replay_trace *t, struct replay_result *out)
+{
+	int rc = 0;
+	double t0 = now_seconds();
+
+	for (unsigned k = 0; k < r->copies && rc == 0; k++) {
+		if (k)
+			run_next(r, r->pass, k);
+		rc = run_events(r, t);
 	}
 	out->seconds = now_seconds() - t0;
 	run_sample(r);
@@ -502,7 +560,12 @@ int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 		return -EOPNOTSUPP;
 	unsigned passes = opts->passes ? opts->passes : 1;
 
-	struct run r = { .t = t, .impl = impl, .res = out, .span = t->nobjs };
+	struct run r = { .t = t,
+			 .impl = impl,
+			 .res = out,
+			 .span = t->nobjs,
+			 .copies = opts->copies ? opts->copies : 1,
+			 .opts = opts };
 	if (run_alloc_state(&r, t) < 0)
 		return -ENOMEM;
 
@@ -539,8 +602,7 @@ int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 			uint64_t resets = out->reset_calls;
 			memset(out, 0, sizeof(*out));
 			out->reset_calls = resets;
-			run_reset(&r); /* with the old pass's inos */
-			r.pass = p;
+			run_next(&r, p, 0);
 		}
 		rc = run_pass(&r, t, out);
 	}
@@ -551,6 +613,7 @@ int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 	if (bmax > out->bytes_used_max)
 		out->bytes_used_max = bmax;
 	out->passes = passes;
+	out->copies = r.copies;
 	out->syscalls_parsed = t->sum.syscalls_parsed;
 	out->lines_skipped = t->sum.lines_skipped;
 	out->rss_end = run_rss();
