@@ -318,6 +318,12 @@ static void call_rcu_queue_wait(void)
 	cancel_release(cs);
 }
 
+void entry_frees_step(struct udc_cache *c)
+{
+	entry_free_flush(c);
+	call_rcu_queue_wait();
+}
+
 void entry_frees_wait(struct udc_cache *c)
 {
 	entry_free_flush(c);

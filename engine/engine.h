@@ -85,6 +85,9 @@ uint8_t entry_hit_spend(struct udc_entry *e);
 void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */
 /* Flush, and wait until the frees and the pages they empty land. */
 void entry_frees_wait(struct udc_cache *c);
+/* Flush, and wait for one pass of the caller's call_rcu thread: the frees
+ * queued so far land (the pages they empty may still be on their way). */
+void entry_frees_step(struct udc_cache *c);
 
 /* ---- directory objects ---- */
 /* Free idle directories, at most @budget looked at, one caller at a time

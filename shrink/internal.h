@@ -65,6 +65,12 @@ struct shrink {
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages next (relaxed CAS) */
 	size_t in_transit;                /* evicted, not yet gone from bytes_used */
 	size_t in_transit_seen_used;      /* bytes_used when in_transit was last updated */
+	_Atomic size_t landing;           /* evicted, and being landed by their evictor
+	                                   * off the lock (relaxed: an estimate) */
+	_Atomic size_t landed;            /* of which landed, not yet seen by used_due */
+	_Atomic uint64_t throttled;       /* calls that waited their turn past limit +
+	                                   * slack/2 (relaxed counters, for tests) */
+	_Atomic uint64_t throttle_waits;  /* of them, waits for call_rcu's queue */
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */

@@ -25,12 +25,20 @@
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
  *   of eviction, an ageing batch or a compaction batch).  thread_lock
  *   protects thread_stop and is never held with another lock.
- *   entry_frees_wait() (which waits for call_rcu callbacks), synchronize_rcu()
- *   (slab_hold_end) and cds_lfht_resize() are called with shrink_lock held:
- *   no RCU callback and no reader takes it.
+ *   An eviction that lands its own frees (reclaim_evict_land: the thread's
+ *   batches, a throttled call's rounds) evicts under shrink_lock and waits
+ *   for the grace periods (slab_hold_end) after releasing it.
+ *   entry_frees_wait() (which waits for call_rcu callbacks, udc_shrink),
+ *   synchronize_rcu() (the sweep's promotions, slab_hold_flush) and
+ *   cds_lfht_resize() are called with shrink_lock held: no RCU callback and
+ *   no reader takes it.  A call waits for call_rcu's queue only when
+ *   throttled and nothing is left to evict (entry_frees_step, one pass).
  *
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
+ *   landing, landed, throttled and throttle_waits are relaxed: estimates
+ *   and counters (used_due reads landing as a hint; a stale value evicts a
+ *   batch early or late, and the bound is checked against bytes_used).
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -39,7 +47,8 @@
 #include <string.h>
 #include <time.h>
 
-#define RECLAIM_INLINE_ROUNDS 4
+#define RECLAIM_THROTTLE_ROUNDS 32                 /* a throttled call's rounds, at most */
+#define RECLAIM_STEP_BYTES ((size_t)64 << 10)      /* eviction per round of a throttled call */
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
 #define RECLAIM_THREAD_BYTES ((size_t)64 << 10)    /* eviction per shrink_lock hold */
@@ -82,19 +91,29 @@ static void tables_resize(struct shrink *sh)
 /*
  * What was evicted is held until its grace period ends, so bytes_used
  * comes down a while after a pass: the next pass must not evict it again.
- * evict_inflight (shrink_lock) is what passes evicted and bytes_used does
- * not show gone yet; it shrinks as bytes_used falls, and is zero once the
- * frees were waited for.
+ * in_transit (shrink_lock) is what passes evicted through call_rcu and
+ * bytes_used does not show gone yet; it shrinks as bytes_used falls, and
+ * is zero once the frees were waited for.  landing is what an evictor
+ * lands itself, off the lock (reclaim_evict_land), and landed what it
+ * landed since the last look: that part of a fall is not in_transit's.
+ * (A look between an evictor's landing and its note takes the fall off
+ * in_transit once, and the note then off a later fall: a batch early
+ * once, late once.)
  */
 static size_t used_due(struct shrink *sh, size_t used)
 {
 	lock_assert_held(&sh->lock);
+	/* relaxed: an estimate (partner: reclaim_evict_land's add) */
+	size_t own = atomic_exchange_explicit(&sh->landed, 0, memory_order_relaxed);
 	if (used < sh->in_transit_seen_used) {
 		size_t fell = sh->in_transit_seen_used - used;
+		fell = fell > own ? fell - own : 0;   /* not in_transit's */
 		sh->in_transit = fell < sh->in_transit ? sh->in_transit - fell : 0;
 	}
 	sh->in_transit_seen_used = used;
-	return used > sh->in_transit ? used - sh->in_transit : 0;
+	/* relaxed: an estimate (partner: reclaim_evict_land's add and sub) */
+	size_t off = sh->in_transit + atomic_load_explicit(&sh->landing, memory_order_relaxed);
+	return used > off ? used - off : 0;
 }
 
 static void evicted_now(struct shrink *sh, size_t bytes)
@@ -154,16 +173,23 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 	return got;
 }
 
-/* reclaim_evict, with the frees landed when it returns (slab_hold: two
- * grace periods of our own, not liburcu's call_rcu thread, which sleeps
- * 10 ms between batches), shrink_lock held. */
-static size_t reclaim_evict_landed(struct shrink *sh, size_t bytes, int source)
+/* reclaim_evict, called with shrink_lock held, which it releases: the
+ * frees are landed when it returns (slab_hold: two grace periods of our
+ * own, not liburcu's call_rcu thread, which sleeps 10 ms between
+ * batches), and the grace periods are waited for off the lock, so that a
+ * reader preempted in its read-side section stalls this evictor only, not
+ * the next one.  What is being landed counts as landing meanwhile. */
+static size_t reclaim_evict_land(struct shrink *sh, size_t bytes, int source)
 {
 	lock_assert_held(&sh->lock);
 	slab_hold_begin();
 	size_t got = reclaim_evict(sh, bytes, source);
+	/* relaxed: an estimate (partner: used_due's load) */
+	atomic_fetch_add_explicit(&sh->landing, got, memory_order_relaxed);
+	udc_mutex_unlock(&sh->lock);
 	slab_hold_end();
-	sh->in_transit_seen_used = reclaim_used(sh->c);   /* what fell was ours, none in flight */
+	atomic_fetch_add_explicit(&sh->landed, got, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&sh->landing, got, memory_order_relaxed);
 	return got;
 }
 
@@ -188,6 +214,50 @@ static void stale_inline(struct shrink *sh)
 	if (sweep_garbage_due(sh))
 		sweep_garbage(sh, STALE_INLINE_BATCH);
 	udc_mutex_unlock(&sh->lock);
+}
+
+/*
+ * Past limit + slack/2: the caller outran reclaim and pays for it, in
+ * bounded steps.  Each round waits its turn (shrink_lock), evicts at most
+ * RECLAIM_STEP_BYTES and lands it off the lock (reclaim_evict_land: two
+ * grace periods, no call_rcu thread).  What others evicted through
+ * call_rcu (in_transit) lands only at that thread's pace (10 ms a batch,
+ * two batches for the pages): rather than wait for it, a round evicts a
+ * quarter slack past it, a little early.  A round that finds nothing to
+ * evict retires the caller's open pages (the sweep skips them) and tries
+ * again; only then does it wait for one pass of the call_rcu queue
+ * (entry_frees_step).  At most RECLAIM_THROTTLE_ROUNDS rounds run.
+ */
+static void throttle(struct shrink *sh, size_t limit, size_t slack)
+{
+	/* relaxed: counters for tests */
+	atomic_fetch_add_explicit(&sh->throttled, 1, memory_order_relaxed);
+	bool released = false;
+	for (int round = 0; round < RECLAIM_THROTTLE_ROUNDS; round++) {
+		udc_mutex_lock(&sh->lock);
+		size_t used = reclaim_used(sh->c);
+		if (used <= limit + slack / 2) {
+			udc_mutex_unlock(&sh->lock);
+			return;
+		}
+		size_t due = used_due(sh, used);
+		size_t want = (due > limit ? due - limit : 0) + slack / 4;
+		if (want > RECLAIM_STEP_BYTES)
+			want = RECLAIM_STEP_BYTES;
+		if (reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THROTTLE))
+			continue;
+		if (!released) {
+			/* What is left may be in our own open pages, which
+			 * sweeps skip: retire them, and try again. */
+			slab_thread_release(cache_slab(sh->c, ENT_NEGATIVE));
+			slab_thread_release(cache_slab(sh->c, ENT_POSITIVE));
+			released = true;
+			continue;
+		}
+		/* Nothing to evict now: what is in flight must land. */
+		atomic_fetch_add_explicit(&sh->throttle_waits, 1, memory_order_relaxed);
+		entry_frees_step(sh->c);
+	}
 }
 
 static void reclaim_calls(struct shrink *sh)
@@ -237,20 +307,7 @@ static void reclaim_calls(struct shrink *sh)
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
-	udc_mutex_lock(&sh->lock);
-	used = reclaim_used(sh->c);
-	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
-		size_t due = used_due(sh, used);
-		if (due > limit)
-			reclaim_evict_landed(sh, due - limit + slack / 4,
-					     UDC_PROBE_RECLAIM_THROTTLE);
-		used = reclaim_used(sh->c);
-		if (used <= limit + slack / 2)
-			break;
-		frees_wait(sh);
-		used = reclaim_used(sh->c);
-	}
-	udc_mutex_unlock(&sh->lock);
+	throttle(sh, limit, slack);
 }
 
 void shrink_after_call(struct shrink *sh)
@@ -336,8 +393,7 @@ static bool reclaim_background(struct shrink *sh)
 			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = reclaim_evict_landed(sh, want, UDC_PROBE_RECLAIM_THREAD);
-		udc_mutex_unlock(&sh->lock);
+		size_t got = reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THREAD);
 		batches--;
 		if (got == 0)
 			break;   /* nothing evictable now (others' open pages, pending frees) */

@@ -20,6 +20,7 @@
 #include "common/prng.h"
 #include "common/tcache.h"
 #include "engine/internal.h"   /* engine_check */
+#include "shrink/internal.h"   /* the throttle's counters */
 
 #define LIMIT ((size_t)4 << 20)
 #define SLACK ((size_t)1 << 20)
@@ -178,6 +179,38 @@ Test(bounds, many_small_directories, .timeout = 300)
 Test(bounds, a_directory_per_name, .timeout = 300)
 {
 	bd_workload(BD_DIR_PER_NAME, &enoent_backend, 60000);
+}
+
+/*
+ * A throttled call (past limit + slack/2) evicts and lands its own frees
+ * in bounded steps: it waits for the call_rcu thread's queue (10 ms a
+ * batch) only when it found nothing to evict.  With the reclaim thread,
+ * which lands its own evictions, unique misses never leave it so (whether
+ * a call is throttled at all depends on timing; that none waited does
+ * not).  Without the thread, a client that evicted everything through
+ * call_rcu in the zone below may have to: there the count is printed.
+ */
+Test(bounds, a_throttled_call_does_not_wait_for_call_rcu, .timeout = 300)
+{
+	for (int thread = 0; thread < 2; thread++) {
+		udc_cache *c = bd_create(&enoent_backend, thread);
+		struct tfail fail;
+		struct bd_worker w = { .c = c, .shape = BD_UNIQUE, .id = 0, .calls = 200000,
+				       .fail = &fail };
+
+		tfail_init(&fail);
+		bd_run(&w);
+		tfail_assert_none(&fail);
+		/* relaxed: counters, read after the calls */
+		uint64_t throttled = atomic_load_explicit(&c->shrink->throttled, memory_order_relaxed);
+		uint64_t waits = atomic_load_explicit(&c->shrink->throttle_waits, memory_order_relaxed);
+		fprintf(stderr, "throttle (thread %d): %llu calls throttled, %llu waited for call_rcu\n",
+			thread, (unsigned long long)throttled, (unsigned long long)waits);
+		if (thread)   /* without it, a lone client can outrun the call_rcu thread */
+			cr_assert_eq(waits, 0, "a throttled call waited for call_rcu (%llu times)",
+				     (unsigned long long)waits);
+		udc_destroy(c);
+	}
 }
 
 static double bd_now(void)
