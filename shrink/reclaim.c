@@ -49,6 +49,7 @@
 
 #define RECLAIM_THROTTLE_ROUNDS 32                 /* a throttled call's rounds, at most */
 #define RECLAIM_STEP_BYTES ((size_t)64 << 10)      /* eviction per round of a throttled call */
+#define RECLAIM_THROTTLE_WAITS 2                   /* its waits for call_rcu's queue, at most */
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
 #define RECLAIM_THREAD_BYTES ((size_t)64 << 10)    /* eviction per shrink_lock hold */
@@ -226,13 +227,15 @@ static void stale_inline(struct shrink *sh)
  * quarter slack past it, a little early.  A round that finds nothing to
  * evict retires the caller's open pages (the sweep skips them) and tries
  * again; only then does it wait for one pass of the call_rcu queue
- * (entry_frees_step).  At most RECLAIM_THROTTLE_ROUNDS rounds run.
+ * (entry_frees_step), twice at most, and not again after a wait that
+ * brought nothing back.  At most RECLAIM_THROTTLE_ROUNDS rounds run.
  */
 static void throttle(struct shrink *sh, size_t limit, size_t slack)
 {
 	/* relaxed: counters for tests */
 	atomic_fetch_add_explicit(&sh->throttled, 1, memory_order_relaxed);
 	bool released = false;
+	int waits = 0;
 	for (int round = 0; round < RECLAIM_THROTTLE_ROUNDS; round++) {
 		udc_mutex_lock(&sh->lock);
 		size_t used = reclaim_used(sh->c);
@@ -254,9 +257,14 @@ static void throttle(struct shrink *sh, size_t limit, size_t slack)
 			released = true;
 			continue;
 		}
-		/* Nothing to evict now: what is in flight must land. */
+		/* Nothing to evict now: what is in flight must land.  A wait
+		 * that brought nothing back, or the second one, ends it: more
+		 * waiting would not help (pages kept by other threads). */
 		atomic_fetch_add_explicit(&sh->throttle_waits, 1, memory_order_relaxed);
+		size_t before = reclaim_used(sh->c);
 		entry_frees_step(sh->c);
+		if (++waits == RECLAIM_THROTTLE_WAITS || reclaim_used(sh->c) >= before)
+			return;
 	}
 }
 
