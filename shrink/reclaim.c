@@ -11,7 +11,8 @@
  * (limit - slack) once use passes limit - slack/2, ages negatives out
  * (negative_max_age_ms), sweeps the garbage of invalidated directories
  * and runs compaction batches, a bounded number per wake-up, each under
- * shrink_lock.  The inline pass stays with the thread
+ * shrink_lock; after each garbage batch it lands the batch's frees and
+ * sleeps as long as the batch took (background_pause).  The inline pass stays with the thread
  * too, so the bound holds even when a client outruns the thread; without
  * the thread, the inline pass also ages negatives, a batch at most every
  * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
