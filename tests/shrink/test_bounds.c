@@ -473,6 +473,17 @@ static void *dc_run(void *arg)
 	return NULL;
 }
 
+/* engine_check with the clients stopped: the reclaim thread may still be
+ * sweeping the garbage (in batches, a pause after each), so the check is
+ * exact only between two of them, under the policy's lock. */
+static int check_between_batches(udc_cache *c)
+{
+	udc_mutex_lock(&c->shrink->lock);
+	int bad = engine_check(c);
+	udc_mutex_unlock(&c->shrink->lock);
+	return bad;
+}
+
 Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 {
 	uint64_t seed = test_seed("bounds/no_stale_answer_while_directories_are_freed");
@@ -491,7 +502,7 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 		for (unsigned t = 0; t < DC_THREADS; t++)
 			pthread_join(th[t], NULL);
 		tfail_assert_none(&fail);
-		cr_assert_eq(engine_check(c), 0);
+		cr_assert_eq(check_between_batches(c), 0);
 		udc_shrink(c, SIZE_MAX);
 		struct udc_stats st = tc_stats(c);
 		uint64_t entries = st.nr_positive + st.nr_negative;
@@ -503,7 +514,7 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 		 * meanwhile may stay (in its open pages), and their dirs. */
 		cr_assert_leq(st.nr_dirs, thread ? entries : 0, "%llu directories survived",
 			      (unsigned long long)st.nr_dirs);
-		cr_assert_eq(engine_check(c), 0);
+		cr_assert_eq(check_between_batches(c), 0);
 		udc_destroy(c);
 	}
 }
