@@ -11,8 +11,9 @@
  * (limit - slack) once use passes limit - slack/2, ages negatives out
  * (negative_max_age_ms), sweeps the garbage of invalidated directories
  * and runs compaction batches, a bounded number per wake-up, each under
- * shrink_lock; after each garbage batch it lands the batch's frees and
- * sleeps as long as the batch took (background_pause).  The inline pass stays with the thread
+ * shrink_lock; it lands the garbage batches' frees itself, every
+ * STALE_LAND_EVERY batches, and after each sleeps as long as the batch's
+ * work took (background_pause).  The inline pass stays with the thread
  * too, so the bound holds even when a client outruns the thread; without
  * the thread, the inline pass also ages negatives, a batch at most every
  * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
@@ -58,6 +59,7 @@
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
 #define STALE_INLINE_BATCH 256                     /* the same in a call: about 80 us here */
 #define BACKGROUND_PAUSE_MAX_NS 2000000ull         /* the thread's pause after a garbage batch */
+#define STALE_LAND_EVERY 8                         /* garbage batches per landing (2 grace periods) */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
@@ -364,15 +366,13 @@ static uint64_t mono_ns(void)
 
 /*
  * Between two garbage batches (no memory pressure: nothing is urgent), the
- * thread sleeps as long as the batch since @t0 took, at most
+ * thread sleeps as long as the batch's work took (@took ns), at most
  * BACKGROUND_PAUSE_MAX_NS: after a huge udc_rmdir it works half the time,
  * and on a machine whose cores the clients keep busy it gives its core
  * back between batches instead of holding it for a whole time slice.
  */
-static void background_pause(uint64_t t0)
+static void background_pause(uint64_t took)
 {
-	uint64_t took = mono_ns() - t0;
-
 	if (took > BACKGROUND_PAUSE_MAX_NS)
 		took = BACKGROUND_PAUSE_MAX_NS;
 	struct timespec d = { .tv_sec = 0, .tv_nsec = (long)took };
@@ -419,6 +419,7 @@ static bool reclaim_background(struct shrink *sh)
 		aged_all = !sweep_age(sh, AGE_BATCH);
 		udc_mutex_unlock(&sh->lock);
 	}
+	slab_hold_begin();   /* the dropped entries land here, off the lock */
 	for (bool stale = true; stale && batches > 0; batches--) {
 		if (reclaim_used(sh->c) > low + slack / 2) {
 			more = true;   /* eviction first: the next wake-up, at once */
@@ -426,13 +427,15 @@ static bool reclaim_background(struct shrink *sh)
 		}
 		uint64_t t0 = mono_ns();
 		udc_mutex_lock(&sh->lock);
-		slab_hold_begin();
 		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
 		udc_mutex_unlock(&sh->lock);
-		slab_hold_end();   /* the dropped entries land here, off the lock */
+		uint64_t took = mono_ns() - t0;
+		if (batches % STALE_LAND_EVERY == 0)
+			slab_hold_flush();
 		if (stale)
-			background_pause(t0);
+			background_pause(took);
 	}
+	slab_hold_end();
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
 		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh->c) > low);
