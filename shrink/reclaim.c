@@ -38,7 +38,7 @@
  *
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
- *   landing, landed, throttled and throttle_waits are relaxed: estimates
+ *   landing, throttled and throttle_waits are relaxed: estimates
  *   and counters (used_due reads landing as a hint; a stale value evicts a
  *   batch early or late, and the bound is checked against bytes_used).
  */
@@ -93,54 +93,25 @@ static void tables_resize(struct shrink *sh)
 }
 
 /*
- * What was evicted is held until its grace period ends, so bytes_used
- * comes down a while after a pass: the next pass must not evict it again.
- * in_transit (shrink_lock) is what the calls' inline passes evicted
- * through call_rcu (no wait in the call) and bytes_used does not show
- * gone yet; it shrinks as bytes_used falls, and is zero once the frees
- * were waited for.  landing is what an evictor lands itself, off the lock
- * (reclaim_evict_land: the thread, throttled calls), and landed what it
- * landed since the last look: that part of a fall is not in_transit's.
- * (A look between an evictor's landing and its note takes the fall off
- * in_transit once, and the note then off a later fall: a batch early
- * once, late once.)
+ * Every eviction pass lands its own frees (reclaim_evict_land: the thread's
+ * batches, the calls' inline evictions, the throttled rounds), so what it
+ * evicted is gone from bytes_used when it returns.  Meanwhile it counts as
+ * landing: the next pass, which may start as soon as the evictor lets go
+ * of shrink_lock, must not evict it again.  (Through call_rcu, the frees
+ * came back 20 ms or more later, a whole slack at a million inserts a
+ * second; a pass that evicted past them emptied the cache.)
  */
 static size_t used_due(struct shrink *sh, size_t used)
 {
-	lock_assert_held(&sh->lock);
-	/* relaxed: an estimate (partner: reclaim_evict_land's add) */
-	size_t own = atomic_exchange_explicit(&sh->landed, 0, memory_order_relaxed);
-	if (used < sh->in_transit_seen_used) {
-		size_t fell = sh->in_transit_seen_used - used;
-		fell = fell > own ? fell - own : 0;   /* not in_transit's */
-		sh->in_transit = fell < sh->in_transit ? sh->in_transit - fell : 0;
-	}
-	sh->in_transit_seen_used = used;
 	/* relaxed: an estimate (partner: reclaim_evict_land's add and sub) */
-	size_t off = sh->in_transit + atomic_load_explicit(&sh->landing, memory_order_relaxed);
+	size_t off = atomic_load_explicit(&sh->landing, memory_order_relaxed);
 	return used > off ? used - off : 0;
-}
-
-static void evicted_now(struct shrink *sh, size_t bytes)
-{
-	lock_assert_held(&sh->lock);
-	sh->in_transit += bytes;
-	sh->in_transit_seen_used = reclaim_used(sh->c);
-}
-
-/* The frees landed: nothing is in flight any more (shrink_lock held). */
-static void transit_landed(struct shrink *sh)
-{
-	lock_assert_held(&sh->lock);
-	sh->in_transit = 0;
-	sh->in_transit_seen_used = reclaim_used(sh->c);
 }
 
 static void frees_wait(struct shrink *sh)
 {
 	lock_assert_held(&sh->lock);
 	entry_frees_wait(sh->c);
-	transit_landed(sh);
 }
 
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
@@ -193,7 +164,6 @@ static size_t reclaim_evict_land(struct shrink *sh, size_t bytes, int source)
 	atomic_fetch_add_explicit(&sh->landing, got, memory_order_relaxed);
 	udc_mutex_unlock(&sh->lock);
 	slab_hold_end();
-	atomic_fetch_add_explicit(&sh->landed, got, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&sh->landing, got, memory_order_relaxed);
 	return got;
 }
@@ -224,19 +194,20 @@ static void stale_inline(struct shrink *sh)
 /*
  * Past limit + slack/2: the caller outran reclaim and pays for it, in
  * bounded steps.  Each round waits its turn (shrink_lock), evicts at most
- * RECLAIM_STEP_BYTES of what is due (bytes_used less what is in transit
- * through call_rcu and what others are landing; a quarter slack past the
- * limit) and lands it off the lock (reclaim_evict_land: two grace
- * periods, no call_rcu thread).  A round that finds nothing to evict
+ * RECLAIM_STEP_BYTES (a quarter slack past what others are landing) and
+ * lands it off the lock (reclaim_evict_land: two grace periods, no
+ * call_rcu thread).  What mutations freed through call_rcu lands only at
+ * that thread's pace (10 ms a batch, two batches for the pages): rather
+ * than wait for it, a round evicts.  A round that finds nothing to evict
  * retires the caller's open pages (the sweep skips them) and tries again.
- * A round with nothing due (it is all on its way), or whose eviction did
- * not bring bytes_used down by half of it (the memory is in pages on
- * their way through call_rcu: compaction's, mutations'), or that found
- * nothing to evict twice, waits for one pass of the call_rcu queue
- * (entry_frees_step: not two, not rcu_barrier), if any free is in flight
- * at all (cache_frees_in_flight) and the last wait landed some: else
- * waiting brings nothing back (pages kept by other threads, frees that a
- * fork's parent had batched).  At most RECLAIM_THROTTLE_ROUNDS rounds run.
+ * A round whose eviction did not bring bytes_used down by half of it (the
+ * memory is elsewhere: pages that compaction or mutations emptied, on
+ * their way through call_rcu), or that found nothing to evict twice,
+ * waits for one pass of the call_rcu queue (entry_frees_step), if any
+ * free is in flight at all
+ * (cache_frees_in_flight) and the last wait landed some: else waiting
+ * brings nothing back (pages kept by other threads, frees that a fork's
+ * parent had batched).  At most RECLAIM_THROTTLE_ROUNDS rounds run.
  */
 static void throttle(struct shrink *sh, size_t limit, size_t slack)
 {
@@ -252,18 +223,13 @@ static void throttle(struct shrink *sh, size_t limit, size_t slack)
 			return;
 		}
 		size_t due = used_due(sh, used);
-		size_t got = 0;
-		if (due > limit) {   /* not all of it on its way already */
-			size_t want = due - limit + slack / 4;
-			if (want > RECLAIM_STEP_BYTES)
-				want = RECLAIM_STEP_BYTES;
-			got = reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THROTTLE);
-			if (got && reclaim_used(sh->c) + got / 2 <= used)
-				continue;   /* evicting brings it down */
-		} else {
-			udc_mutex_unlock(&sh->lock);
-		}
-		if (due > limit && !got && !released) {
+		size_t want = (due > limit ? due - limit : 0) + slack / 4;
+		if (want > RECLAIM_STEP_BYTES)
+			want = RECLAIM_STEP_BYTES;
+		size_t got = reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THROTTLE);
+		if (got && reclaim_used(sh->c) + got / 2 <= used)
+			continue;   /* evicting brings it down */
+		if (!got && !released) {
 			/* What is left may be in our own open pages, which
 			 * sweeps skip: retire them, and try again. */
 			slab_thread_release(cache_slab(sh->c, ENT_NEGATIVE));
@@ -279,11 +245,6 @@ static void throttle(struct shrink *sh, size_t limit, size_t slack)
 		last_flying = flying;
 		atomic_fetch_add_explicit(&sh->throttle_waits, 1, memory_order_relaxed);
 		entry_frees_step(sh->c);
-		/* What was in transit landed, or is empty pages on their way:
-		 * counted as used again, so the next round may evict for them. */
-		udc_mutex_lock(&sh->lock);
-		transit_landed(sh);
-		udc_mutex_unlock(&sh->lock);
 	}
 }
 
@@ -328,9 +289,14 @@ static void reclaim_calls(struct shrink *sh)
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(sh, used);
-		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
-			evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
-						     UDC_PROBE_RECLAIM_INLINE));
+		if (due > low - slack / 4) {   /* a quarter slack ahead */
+			/* Landed by the caller (two grace periods, about 100 us),
+			 * not through call_rcu, whose frees come back 20 ms or
+			 * more later: at a million inserts a second that is
+			 * the whole slack, and evicting past it emptied the cache. */
+			reclaim_evict_land(sh, RECLAIM_INLINE_BYTES, UDC_PROBE_RECLAIM_INLINE);
+			return;
+		}
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
@@ -432,15 +398,9 @@ static bool reclaim_background(struct shrink *sh)
 		udc_mutex_lock(&sh->lock);
 		size_t due = used_due(sh, used);
 		if (due <= low) {
-			/* What is in flight is enough: let it land (not
-			 * holding shrink_lock: the clients' batches go on). */
+			/* What others are landing is enough. */
 			udc_mutex_unlock(&sh->lock);
-			entry_frees_wait(sh->c);
-			udc_mutex_lock(&sh->lock);
-			transit_landed(sh);
-			udc_mutex_unlock(&sh->lock);
-			batches--;
-			continue;
+			break;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
 		size_t got = reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THREAD);
