@@ -20,9 +20,8 @@
  *
  * Locking:
  *   free_lock (a spinlock, leaf) protects cache->free_pending.  It may be
- *   taken under a stripe lock.  The queue marks (entry_frees_wait,
- *   entry_frees_step) have a lock of their own (leaf), shared with the
- *   call_rcu thread only.
+ *   taken under a stripe lock.  entry_frees_wait's mark has a lock of its
+ *   own (leaf), shared with the call_rcu thread only.
  *
  * Ordering:
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
@@ -30,9 +29,8 @@
  *   an external name) is relaxed: only udc_destroy, alone, acts on it.
  *   call_rcu() orders the batch's frees after every read-side section that
  *   could have found the entries (they were unpublished before being added).
- *   entry_frees_wait, entry_frees_step: a call_rcu thread runs its queue
- *   in order, and the mark's lock orders its callbacks' frees before the
- *   waiter's return.
+ *   entry_frees_wait: a call_rcu thread runs its queue in order, and the
+ *   mark's lock orders its callbacks' frees before the waiter's return.
  */
 #include "engine/internal.h"
 
@@ -330,12 +328,6 @@ static void call_rcu_queue_wait(void)
 	pthread_cond_destroy(&m.cond);
 	pthread_mutex_destroy(&m.lock);
 	cancel_release(cs);
-}
-
-void entry_frees_step(struct udc_cache *c)
-{
-	entry_free_flush(c);
-	call_rcu_queue_wait();
 }
 
 void entry_frees_wait(struct udc_cache *c)

@@ -305,19 +305,6 @@ size_t cache_entry_bytes(struct udc_cache *c)
 	return atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
 }
 
-int64_t cache_frees_in_flight(struct udc_cache *c)
-{
-	struct slab_stats st;
-	uint64_t objects = 0, pages = 0;
-
-	for (unsigned k = 0; k < 2; k++) {   /* racy sums: an estimate */
-		slab_stats(c->slabs[k], &st);
-		objects += st.objects;
-		pages += st.pending_pages;
-	}
-	return (int64_t)objects - cache_nr_entries(c) + (int64_t)pages;
-}
-
 int64_t cache_nr_entries(struct udc_cache *c)
 {
 	/* relaxed: a size estimate */

@@ -46,11 +46,6 @@ struct slab *cache_slab(struct udc_cache *c, enum entry_kind kind);   /* the kin
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
 size_t cache_entry_bytes(struct udc_cache *c);  /* slots of the entries in the table */
 int64_t cache_nr_entries(struct udc_cache *c);
-/* Frees in flight (a grace period, or call_rcu's queue): entries
- * unpublished and not yet freed (slab objects less entries) plus empty
- * pages not yet released, an estimate; it walks the slabs' pages
- * (slab_stats), so for rare paths only. */
-int64_t cache_frees_in_flight(struct udc_cache *c);
 int64_t cache_nr_dirs(struct udc_cache *c);
 size_t entry_slabs_bytes(struct udc_cache *c);  /* both slabs' pages */
 /* The bytes the tables' due growths would add (reclaim makes room first). */
@@ -90,9 +85,6 @@ uint8_t entry_hit_spend(struct udc_entry *e);
 void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */
 /* Flush, and wait until the frees and the pages they empty land. */
 void entry_frees_wait(struct udc_cache *c);
-/* Flush, and wait for one pass of the caller's call_rcu thread: the frees
- * queued so far land (the pages they empty may still be on their way). */
-void entry_frees_step(struct udc_cache *c);
 
 /* ---- directory objects ---- */
 /* Free idle directories, at most @budget looked at, one caller at a time

@@ -12,7 +12,7 @@
  *                    hash; a new entry that finds its own goes to main.
  *   garbage          entries of a directory whose generation moved on
  *                    (invalidated, removed), swept in rounds.
- *   landing          bytes evicted whose frees have not landed yet (they
+ *   in transit       bytes evicted whose frees have not landed yet (they
  *                    still count in bytes_used for a grace period).
  */
 #ifndef UDC_SHRINK_INTERNAL_H
@@ -63,11 +63,8 @@ struct shrink {
 	                                    * (atomics: read off the lock as a hint) */
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per kind and class */
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages next (relaxed CAS) */
-	_Atomic size_t landing;           /* evicted, and being landed by their evictor
-	                                   * off the lock (relaxed: an estimate) */
-	_Atomic uint64_t throttled;       /* calls that waited their turn past limit +
-	                                   * slack/2 (relaxed counters, for tests) */
-	_Atomic uint64_t throttle_waits;  /* of them, waits for call_rcu's queue */
+	size_t in_transit;                /* evicted, not yet gone from bytes_used */
+	size_t in_transit_seen_used;      /* bytes_used when in_transit was last updated */
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */

@@ -11,9 +11,7 @@
  * (limit - slack) once use passes limit - slack/2, ages negatives out
  * (negative_max_age_ms), sweeps the garbage of invalidated directories
  * and runs compaction batches, a bounded number per wake-up, each under
- * shrink_lock; it lands the garbage batches' frees itself, every
- * STALE_LAND_EVERY batches, and after each sleeps as long as the batch's
- * work took (background_pause).  The inline pass stays with the thread
+ * shrink_lock.  The inline pass stays with the thread
  * too, so the bound holds even when a client outruns the thread; without
  * the thread, the inline pass also ages negatives, a batch at most every
  * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
@@ -27,20 +25,12 @@
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
  *   of eviction, an ageing batch or a compaction batch).  thread_lock
  *   protects thread_stop and is never held with another lock.
- *   An eviction that lands its own frees (reclaim_evict_land: the thread's
- *   batches, a throttled call's rounds) evicts under shrink_lock and waits
- *   for the grace periods (slab_hold_end) after releasing it.
- *   entry_frees_wait() (which waits for call_rcu callbacks, udc_shrink),
- *   synchronize_rcu() (the sweep's promotions, slab_hold_flush) and
- *   cds_lfht_resize() are called with shrink_lock held: no RCU callback and
- *   no reader takes it.  A call waits for call_rcu's queue only when
- *   throttled and nothing is left to evict (entry_frees_step, one pass).
+ *   entry_frees_wait() (which waits for call_rcu callbacks), synchronize_rcu()
+ *   (slab_hold_end) and cds_lfht_resize() are called with shrink_lock held:
+ *   no RCU callback and no reader takes it.
  *
  * Ordering:
  *   age_next_ms is claimed by a relaxed CAS: it only spaces ageing batches.
- *   landing, throttled and throttle_waits are relaxed: estimates
- *   and counters (used_due reads landing as a hint; a stale value evicts a
- *   batch early or late, and the bound is checked against bytes_used).
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -49,8 +39,7 @@
 #include <string.h>
 #include <time.h>
 
-#define RECLAIM_THROTTLE_ROUNDS 32                 /* a throttled call's rounds, at most */
-#define RECLAIM_STEP_BYTES ((size_t)64 << 10)      /* eviction per round of a throttled call */
+#define RECLAIM_INLINE_ROUNDS 4
 #define RECLAIM_THREAD_PERIOD_MS 100
 #define RECLAIM_THREAD_BATCHES 64                  /* batches per wake-up, then sleep */
 #define RECLAIM_THREAD_BYTES ((size_t)64 << 10)    /* eviction per shrink_lock hold */
@@ -58,8 +47,6 @@
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
 #define STALE_INLINE_BATCH 256                     /* the same in a call: about 80 us here */
-#define BACKGROUND_PAUSE_MAX_NS 2000000ull         /* the thread's pause after a garbage batch */
-#define STALE_LAND_EVERY 8                         /* garbage batches per landing (2 grace periods) */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
@@ -93,25 +80,43 @@ static void tables_resize(struct shrink *sh)
 }
 
 /*
- * Every eviction pass lands its own frees (reclaim_evict_land: the thread's
- * batches, the calls' inline evictions, the throttled rounds), so what it
- * evicted is gone from bytes_used when it returns.  Meanwhile it counts as
- * landing: the next pass, which may start as soon as the evictor lets go
- * of shrink_lock, must not evict it again.  (Through call_rcu, the frees
- * came back 20 ms or more later, a whole slack at a million inserts a
- * second; a pass that evicted past them emptied the cache.)
+ * What was evicted is held until its grace period ends, so bytes_used
+ * comes down a while after a pass: the next pass must not evict it again.
+ * evict_inflight (shrink_lock) is what passes evicted and bytes_used does
+ * not show gone yet; it shrinks as bytes_used falls, and is zero once the
+ * frees were waited for.
  */
 static size_t used_due(struct shrink *sh, size_t used)
 {
-	/* relaxed: an estimate (partner: reclaim_evict_land's add and sub) */
-	size_t off = atomic_load_explicit(&sh->landing, memory_order_relaxed);
-	return used > off ? used - off : 0;
+	lock_assert_held(&sh->lock);
+	if (used < sh->in_transit_seen_used) {
+		size_t fell = sh->in_transit_seen_used - used;
+		sh->in_transit = fell < sh->in_transit ? sh->in_transit - fell : 0;
+	}
+	sh->in_transit_seen_used = used;
+	return used > sh->in_transit ? used - sh->in_transit : 0;
+}
+
+static void evicted_now(struct shrink *sh, size_t bytes)
+{
+	lock_assert_held(&sh->lock);
+	sh->in_transit += bytes;
+	sh->in_transit_seen_used = reclaim_used(sh->c);
+}
+
+/* The frees landed: nothing is in flight any more (shrink_lock held). */
+static void transit_landed(struct shrink *sh)
+{
+	lock_assert_held(&sh->lock);
+	sh->in_transit = 0;
+	sh->in_transit_seen_used = reclaim_used(sh->c);
 }
 
 static void frees_wait(struct shrink *sh)
 {
 	lock_assert_held(&sh->lock);
 	entry_frees_wait(sh->c);
+	transit_landed(sh);
 }
 
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
@@ -149,22 +154,16 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 	return got;
 }
 
-/* reclaim_evict, called with shrink_lock held, which it releases: the
- * frees are landed when it returns (slab_hold: two grace periods of our
- * own, not liburcu's call_rcu thread, which sleeps 10 ms between
- * batches), and the grace periods are waited for off the lock, so that a
- * reader preempted in its read-side section stalls this evictor only, not
- * the next one.  What is being landed counts as landing meanwhile. */
-static size_t reclaim_evict_land(struct shrink *sh, size_t bytes, int source)
+/* reclaim_evict, with the frees landed when it returns (slab_hold: two
+ * grace periods of our own, not liburcu's call_rcu thread, which sleeps
+ * 10 ms between batches), shrink_lock held. */
+static size_t reclaim_evict_landed(struct shrink *sh, size_t bytes, int source)
 {
 	lock_assert_held(&sh->lock);
 	slab_hold_begin();
 	size_t got = reclaim_evict(sh, bytes, source);
-	/* relaxed: an estimate (partner: used_due's load) */
-	atomic_fetch_add_explicit(&sh->landing, got, memory_order_relaxed);
-	udc_mutex_unlock(&sh->lock);
 	slab_hold_end();
-	atomic_fetch_sub_explicit(&sh->landing, got, memory_order_relaxed);
+	sh->in_transit_seen_used = reclaim_used(sh->c);   /* what fell was ours, none in flight */
 	return got;
 }
 
@@ -189,63 +188,6 @@ static void stale_inline(struct shrink *sh)
 	if (sweep_garbage_due(sh))
 		sweep_garbage(sh, STALE_INLINE_BATCH);
 	udc_mutex_unlock(&sh->lock);
-}
-
-/*
- * Past limit + slack/2: the caller outran reclaim and pays for it, in
- * bounded steps.  Each round waits its turn (shrink_lock), evicts at most
- * RECLAIM_STEP_BYTES (a quarter slack past what others are landing) and
- * lands it off the lock (reclaim_evict_land: two grace periods, no
- * call_rcu thread).  What mutations freed through call_rcu lands only at
- * that thread's pace (10 ms a batch, two batches for the pages): rather
- * than wait for it, a round evicts.  A round that finds nothing to evict
- * retires the caller's open pages (the sweep skips them) and tries again.
- * A round whose eviction did not bring bytes_used down by half of it (the
- * memory is elsewhere: pages that compaction or mutations emptied, on
- * their way through call_rcu), or that found nothing to evict twice,
- * waits for one pass of the call_rcu queue (entry_frees_step), if any
- * free is in flight at all
- * (cache_frees_in_flight) and the last wait landed some: else waiting
- * brings nothing back (pages kept by other threads, frees that a fork's
- * parent had batched).  At most RECLAIM_THROTTLE_ROUNDS rounds run.
- */
-static void throttle(struct shrink *sh, size_t limit, size_t slack)
-{
-	/* relaxed: counters for tests */
-	atomic_fetch_add_explicit(&sh->throttled, 1, memory_order_relaxed);
-	bool released = false;
-	int64_t last_flying = INT64_MAX;
-	for (int round = 0; round < RECLAIM_THROTTLE_ROUNDS; round++) {
-		udc_mutex_lock(&sh->lock);
-		size_t used = reclaim_used(sh->c);
-		if (used <= limit + slack / 2) {
-			udc_mutex_unlock(&sh->lock);
-			return;
-		}
-		size_t due = used_due(sh, used);
-		size_t want = (due > limit ? due - limit : 0) + slack / 4;
-		if (want > RECLAIM_STEP_BYTES)
-			want = RECLAIM_STEP_BYTES;
-		size_t got = reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THROTTLE);
-		if (got && reclaim_used(sh->c) + got / 2 <= used)
-			continue;   /* evicting brings it down */
-		if (!got && !released) {
-			/* What is left may be in our own open pages, which
-			 * sweeps skip: retire them, and try again. */
-			slab_thread_release(cache_slab(sh->c, ENT_NEGATIVE));
-			slab_thread_release(cache_slab(sh->c, ENT_POSITIVE));
-			released = true;
-			continue;
-		}
-		/* Evicting does not help now: what is in flight must land
-		 * (the bound), unless waiting would not help (above). */
-		int64_t flying = cache_frees_in_flight(sh->c);
-		if (flying <= 0 || flying >= last_flying)
-			return;   /* none, or the last wait landed none */
-		last_flying = flying;
-		atomic_fetch_add_explicit(&sh->throttle_waits, 1, memory_order_relaxed);
-		entry_frees_step(sh->c);
-	}
 }
 
 static void reclaim_calls(struct shrink *sh)
@@ -289,18 +231,26 @@ static void reclaim_calls(struct shrink *sh)
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(sh, used);
-		if (due > low - slack / 4) {   /* a quarter slack ahead */
-			/* Landed by the caller (two grace periods, about 100 us),
-			 * not through call_rcu, whose frees come back 20 ms or
-			 * more later: at a million inserts a second that is
-			 * the whole slack, and evicting past it emptied the cache. */
-			reclaim_evict_land(sh, RECLAIM_INLINE_BYTES, UDC_PROBE_RECLAIM_INLINE);
-			return;
-		}
+		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
+			evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
+						     UDC_PROBE_RECLAIM_INLINE));
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
-	throttle(sh, limit, slack);
+	udc_mutex_lock(&sh->lock);
+	used = reclaim_used(sh->c);
+	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
+		size_t due = used_due(sh, used);
+		if (due > limit)
+			reclaim_evict_landed(sh, due - limit + slack / 4,
+					     UDC_PROBE_RECLAIM_THROTTLE);
+		used = reclaim_used(sh->c);
+		if (used <= limit + slack / 2)
+			break;
+		frees_wait(sh);
+		used = reclaim_used(sh->c);
+	}
+	udc_mutex_unlock(&sh->lock);
 }
 
 void shrink_after_call(struct shrink *sh)
@@ -356,29 +306,6 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 	return freed;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/*
- * Between two garbage batches (no memory pressure: nothing is urgent), the
- * thread sleeps as long as the batch's work took (@took ns), at most
- * BACKGROUND_PAUSE_MAX_NS: after a huge udc_rmdir it works half the time,
- * and on a machine whose cores the clients keep busy it gives its core
- * back between batches instead of holding it for a whole time slice.
- */
-static void background_pause(uint64_t took)
-{
-	if (took > BACKGROUND_PAUSE_MAX_NS)
-		took = BACKGROUND_PAUSE_MAX_NS;
-	struct timespec d = { .tv_sec = 0, .tv_nsec = (long)took };
-	nanosleep(&d, NULL);
-}
-
 /*
  * One wake-up's work: evict down to the low watermark, then compact, in
  * bounded batches.  Returns true if work remains (no sleep before the next).
@@ -398,12 +325,19 @@ static bool reclaim_background(struct shrink *sh)
 		udc_mutex_lock(&sh->lock);
 		size_t due = used_due(sh, used);
 		if (due <= low) {
-			/* What others are landing is enough. */
+			/* What is in flight is enough: let it land (not
+			 * holding shrink_lock: the clients' batches go on). */
 			udc_mutex_unlock(&sh->lock);
-			break;
+			entry_frees_wait(sh->c);
+			udc_mutex_lock(&sh->lock);
+			transit_landed(sh);
+			udc_mutex_unlock(&sh->lock);
+			batches--;
+			continue;
 		}
 		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = reclaim_evict_land(sh, want, UDC_PROBE_RECLAIM_THREAD);
+		size_t got = reclaim_evict_landed(sh, want, UDC_PROBE_RECLAIM_THREAD);
+		udc_mutex_unlock(&sh->lock);
 		batches--;
 		if (got == 0)
 			break;   /* nothing evictable now (others' open pages, pending frees) */
@@ -419,23 +353,11 @@ static bool reclaim_background(struct shrink *sh)
 		aged_all = !sweep_age(sh, AGE_BATCH);
 		udc_mutex_unlock(&sh->lock);
 	}
-	slab_hold_begin();   /* the dropped entries land here, off the lock */
 	for (bool stale = true; stale && batches > 0; batches--) {
-		if (reclaim_used(sh->c) > low + slack / 2) {
-			more = true;   /* eviction first: the next wake-up, at once */
-			break;
-		}
-		uint64_t t0 = mono_ns();
 		udc_mutex_lock(&sh->lock);
 		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
 		udc_mutex_unlock(&sh->lock);
-		uint64_t took = mono_ns() - t0;
-		if (batches % STALE_LAND_EVERY == 0)
-			slab_hold_flush();
-		if (stale)
-			background_pause(took);
 	}
-	slab_hold_end();
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
 		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh->c) > low);

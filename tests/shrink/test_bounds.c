@@ -20,7 +20,6 @@
 #include "common/prng.h"
 #include "common/tcache.h"
 #include "engine/internal.h"   /* engine_check */
-#include "shrink/internal.h"   /* the throttle's counters */
 
 #define LIMIT ((size_t)4 << 20)
 #define SLACK ((size_t)1 << 20)
@@ -179,34 +178,6 @@ Test(bounds, many_small_directories, .timeout = 300)
 Test(bounds, a_directory_per_name, .timeout = 300)
 {
 	bd_workload(BD_DIR_PER_NAME, &enoent_backend, 60000);
-}
-
-/*
- * One client, unique misses, at a binding limit: the bound holds after
- * every call with the throttle's bounded rounds (past limit + slack/2: a
- * call evicts and lands 64 KiB a round, and waits for a pass of the
- * call_rcu queue only when evicting does not bring use down), with the
- * thread and without.  How often a call is throttled, and waits, depends
- * on timing: printed, not asserted.
- */
-Test(bounds, a_lone_client_is_throttled_within_the_bound, .timeout = 300)
-{
-	for (int thread = 0; thread < 2; thread++) {
-		udc_cache *c = bd_create(&enoent_backend, thread);
-		struct tfail fail;
-		struct bd_worker w = { .c = c, .shape = BD_UNIQUE, .id = 0, .calls = 200000,
-				       .fail = &fail };
-
-		tfail_init(&fail);
-		bd_run(&w);
-		tfail_assert_none(&fail);
-		/* relaxed: counters, read after the calls */
-		uint64_t throttled = atomic_load_explicit(&c->shrink->throttled, memory_order_relaxed);
-		uint64_t waits = atomic_load_explicit(&c->shrink->throttle_waits, memory_order_relaxed);
-		fprintf(stderr, "throttle (thread %d): %llu calls throttled, %llu waits for call_rcu\n",
-			thread, (unsigned long long)throttled, (unsigned long long)waits);
-		udc_destroy(c);
-	}
 }
 
 static double bd_now(void)
@@ -473,17 +444,6 @@ static void *dc_run(void *arg)
 	return NULL;
 }
 
-/* engine_check with the clients stopped: the reclaim thread may still be
- * sweeping the garbage (in batches, a pause after each), so the check is
- * exact only between two of them, under the policy's lock. */
-static int check_between_batches(udc_cache *c)
-{
-	udc_mutex_lock(&c->shrink->lock);
-	int bad = engine_check(c);
-	udc_mutex_unlock(&c->shrink->lock);
-	return bad;
-}
-
 Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 {
 	uint64_t seed = test_seed("bounds/no_stale_answer_while_directories_are_freed");
@@ -502,7 +462,7 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 		for (unsigned t = 0; t < DC_THREADS; t++)
 			pthread_join(th[t], NULL);
 		tfail_assert_none(&fail);
-		cr_assert_eq(check_between_batches(c), 0);
+		cr_assert_eq(engine_check(c), 0);
 		udc_shrink(c, SIZE_MAX);
 		struct udc_stats st = tc_stats(c);
 		uint64_t entries = st.nr_positive + st.nr_negative;
@@ -514,7 +474,7 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 		 * meanwhile may stay (in its open pages), and their dirs. */
 		cr_assert_leq(st.nr_dirs, thread ? entries : 0, "%llu directories survived",
 			      (unsigned long long)st.nr_dirs);
-		cr_assert_eq(check_between_batches(c), 0);
+		cr_assert_eq(engine_check(c), 0);
 		udc_destroy(c);
 	}
 }
