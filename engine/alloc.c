@@ -25,7 +25,8 @@
  *
  * Ordering:
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
- *   only, where a slightly old value is fine.
+ *   only, where a slightly old value is fine.  cache->nr_ext (entries with
+ *   an external name) is relaxed: only udc_destroy, alone, acts on it.
  *   call_rcu() orders the batch's frees after every read-side section that
  *   could have found the entries (they were unpublished before being added).
  *   entry_frees_wait: a call_rcu thread runs its queue in order, and the
@@ -185,13 +186,24 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	memcpy(ext, name, len);
 	memcpy(dst, &ext, sizeof(ext));
 	e->ext = 1;
+	/* relaxed: a count udc_destroy reads alone (see Ordering) */
+	atomic_fetch_add_explicit(&c->nr_ext, 1, memory_order_relaxed);
 	return e;
+}
+
+/* An entry's external name: freed, and the entry no longer has one. */
+void entry_ext_free(struct udc_cache *c, struct udc_entry *e)
+{
+	mem_free(c, (void *)entry_name(e), e->len);
+	e->ext = 0;
+	/* relaxed: see entry_alloc */
+	atomic_fetch_sub_explicit(&c->nr_ext, 1, memory_order_relaxed);
 }
 
 void entry_free_now(struct udc_cache *c, struct udc_entry *e)
 {
 	if (e->ext)
-		mem_free(c, (void *)entry_name(e), e->len);
+		entry_ext_free(c, e);
 	slab_free_now(c->slabs[e->kind], e);
 }
 

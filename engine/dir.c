@@ -538,23 +538,22 @@ bool dir_reap_due(struct udc_cache *c)
 	       atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
 }
 
-/* At destroy: no other caller, every entry already unpublished and every
- * dead object freed (rcu_barrier). */
+/* At destroy: no other caller and no reader, every dead object freed
+ * (rcu_pending_wait).  The objects still in the table go, left in it
+ * (table_free frees it whole; their entries go with the slab pages). */
 void dir_free_all(struct udc_cache *c)
 {
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
 	struct udc_dir *d, *dead = NULL;
 
-	rcu_read_lock();
+	rcu_read_lock();   /* not needed alone; table_for_each's rule */
 	table_for_each(c->dirs, &it, n) {
 		d = dir_of(n);
-		cds_lfht_del(c->dirs, &d->node);
-		d->destroy_next = dead;
+		d->destroy_next = dead;   /* chained first: the walk reads the node */
 		dead = d;
 	}
 	rcu_read_unlock();
-	synchronize_rcu();   /* rculfhash: a deleted node is freed after a grace period */
 	while (dead) {
 		d = dead;
 		dead = d->destroy_next;

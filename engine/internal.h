@@ -218,6 +218,8 @@ struct udc_cache {
 	                                   * could not name (engine/dir.c, Ordering) */
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
 	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
+	_Atomic int64_t nr_ext;           /* entries allocated with their name apart
+	                                   * (relaxed: udc_destroy reads it alone) */
 	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set by the one */
 	_Atomic size_t dirs_buckets;      /* resizer, read relaxed for bytes_used) */
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
@@ -296,6 +298,7 @@ void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never publis
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
+void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its external name, now */
 
 /* d's generation now. */
 static inline uint32_t dir_gen(struct udc_dir *d)

@@ -4,7 +4,8 @@
  *
  * Owns: a cds_lfht_mm_type (table_mm) that hands liburcu bucket arrays
  * allocated before it asks for them, the reservation of those arrays, and
- * the creation and resizing of tables through it (engine/table.h).
+ * the creation, resizing and (at udc_destroy) freeing of tables through it
+ * (engine/table.h).
  *
  * Why: liburcu 0.13's allocators (cds_lfht_mm_order, the default;
  * chunk and mmap alike) assert() or abort() when calloc or mmap fails,
@@ -35,7 +36,7 @@
  *
  * Locking: none of its own.  Resizes of one table are serialised by the
  * caller (shrink_lock); liburcu calls the callbacks in the resizing
- * thread, under its resize_mutex.  table_making is thread-local: set and
+ * thread, under its resize_mutex.  table_free (udc_destroy) runs alone.  table_making is thread-local: set and
  * taken within one cds_lfht_new call.
  *
  * Ordering: liburcu publishes the arrays (cmm_smp_wmb before the new
@@ -212,6 +213,24 @@ struct cds_lfht *table_create(size_t buckets)
 	udc_assert(ht == (struct cds_lfht *)t && !table_making);
 	mirror_check(t, buckets);
 	return ht;
+}
+
+/* cds_lfht_destroy (0.12/0.13) of a table made by table_create (flags 0:
+ * no accounting array, no resize worker, nothing registered): the bucket
+ * arrays through the mm (table_mm's free_bucket_table), the mutex, the
+ * struct.  We do the same without its emptiness check. */
+void table_free(struct cds_lfht *ht)
+{
+	struct table *t = table_of(ht);
+
+	for (unsigned long o = LFHT_MAX_ORDER; o-- > 0;)
+		if (order_has_array(t, o) && t->ht.tbl_order[o]) {
+			free(t->ht.tbl_order[o]);
+			t->ht.tbl_order[o] = NULL;
+		}
+	reserve_drop(t);
+	pthread_mutex_destroy(&t->ht.resize_mutex);
+	free(t);
 }
 
 bool table_resize_to(struct cds_lfht *ht, size_t buckets)

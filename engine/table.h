@@ -20,5 +20,10 @@ struct cds_lfht *table_create(size_t buckets);
  * returned.  Callers serialise resizes of a table; outside rcu_read_lock,
  * blocks for the resize (grace periods). */
 bool table_resize_to(struct cds_lfht *ht, size_t buckets);
+/* Free @ht and its bucket arrays whatever it still holds (its nodes are
+ * the caller's, untouched): no other call on it may run or follow, and no
+ * reader may still be in it (udc_destroy: alone).  What cds_lfht_destroy
+ * does for an empty table, without the per-node deletes it needs first. */
+void table_free(struct cds_lfht *ht);
 
 #endif

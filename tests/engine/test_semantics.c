@@ -974,3 +974,46 @@ Test(semantics, memory_limit_respected, .timeout = 60)
 		      (unsigned long long)st.bytes_used);
 	udc_destroy(c);
 }
+
+/*
+ * udc_destroy frees a full cache without unpublishing its entries one by
+ * one: external names (longer than the inline room), positives on their
+ * directories' children lists, ".." records, directories, entries waiting
+ * for their grace period, all must come back.  udc_destroy asserts that
+ * every byte it accounted came back; ASan+UBSan builds (LSan) check for
+ * leaks at exit, and UDC_DEBUG=3 runs the validator before it.
+ */
+static void destroy_full(size_t limit, uint32_t flags)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	char nm[128];
+
+	cfg.root = TC_ROOT;
+	cfg.memory_limit = limit;
+	cfg.flags = flags;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+
+	for (udc_ino d = 100; d < 164; d++) {
+		cr_assert_eq(tc_add(c, TC_ROOT, "x", d, UDC_TYPE_DIR, 0), 0);   /* d's ".." */
+		for (int i = 0; i < 800; i++) {
+			/* every third name apart (over 63 bytes), the rest inline */
+			int len = snprintf(nm, sizeof(nm), i % 3 ? "n%d" : "%0100d", i);
+			cr_assert(len > 0);
+			if (i % 2)
+				cr_assert_eq(udc_add_negative(c, d, nm, (size_t)len, 0), 0);
+			else
+				cr_assert_eq(tc_add(c, d, nm, d * 1000 + (udc_ino)i, UDC_TYPE_REG, 1), 0);
+		}
+		if (d % 8 == 0)   /* their entries become garbage, some freed meanwhile */
+			cr_assert_eq(udc_invalidate_dir(c, d), 0);
+	}
+	udc_destroy(c);
+}
+
+Test(semantics, destroy_frees_external_names_and_everything)
+{
+	destroy_full((size_t)1 << 30, UDC_CFG_NO_RECLAIM_THREAD);   /* no eviction */
+	destroy_full((size_t)4 << 20, 0);                         /* evictions, the thread */
+	destroy_full((size_t)4 << 20, UDC_CFG_NO_RECLAIM_THREAD);
+}
