@@ -225,7 +225,7 @@ void table_free(struct cds_lfht *ht)
 
 	for (unsigned long o = LFHT_MAX_ORDER; o-- > 0;)
 		if (order_has_array(t, o) && t->ht.tbl_order[o]) {
-			free(t->ht.tbl_order[o]);
+			slab_arena_free(t->ht.tbl_order[o]);
 			t->ht.tbl_order[o] = NULL;
 		}
 	reserve_drop(t);
