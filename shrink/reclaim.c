@@ -270,9 +270,17 @@ static void reclaim_calls(struct shrink *sh)
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(sh, used);
-		if (due > low - slack / 4)   /* a quarter slack ahead, for the frees to land */
-			evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
-						     UDC_PROBE_RECLAIM_INLINE));
+		if (due > low - slack / 4) {   /* a quarter slack ahead, for the frees to land */
+			/* Without the thread, a call lands its own evictions (two
+			 * grace periods of its own, ~0.1 ms): call_rcu's 10-20 ms
+			 * would outlast a small slack and throttle every call. */
+			size_t got = sh->reclaimer_running ?
+					     reclaim_evict(sh, RECLAIM_INLINE_BYTES,
+							   UDC_PROBE_RECLAIM_INLINE) :
+					     reclaim_evict_landed(sh, RECLAIM_INLINE_BYTES,
+								  UDC_PROBE_RECLAIM_INLINE);
+			evicted_now(sh, got);
+		}
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
