@@ -152,6 +152,24 @@ static void age_inline(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
+/* The spare (retained) pages no allocation took since the last trim go
+ * back; @all: every one of them (udc_shrink). */
+static void spares_trim(struct shrink *sh, bool all)
+{
+	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), all);
+	slab_trim(cache_slab(sh->c, ENT_POSITIVE), all);
+}
+
+/* Without the thread: resize the tables that are due in this call, unless
+ * a pass holds shrink_lock (liburcu resizes in the calling thread). */
+static void tables_resize_inline(struct shrink *sh)
+{
+	if (udc_mutex_trylock(&sh->lock))
+		return;
+	tables_resize(sh);
+	udc_mutex_unlock(&sh->lock);
+}
+
 /* Every TRIM_PERIOD_MS, by the reclaim thread or else by a call: the
  * retained pages no allocation took in a period go back to the OS (the
  * page faults of a churn stay away; an idle cache's spare pages do not). */
@@ -166,15 +184,7 @@ static void pages_trim(struct shrink *sh)
 								   memory_order_relaxed,
 								   memory_order_relaxed))
 		return;
-	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), false);
-	slab_trim(cache_slab(sh->c, ENT_POSITIVE), false);
-}
-
-/* udc_shrink: the spare (retained) pages go too, at once. */
-static void spares_trim(struct shrink *sh)
-{
-	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), true);
-	slab_trim(cache_slab(sh->c, ENT_POSITIVE), true);
+	spares_trim(sh, false);
 }
 
 /* Evict about @bytes, then free a batch of the directories left idle:
@@ -236,12 +246,10 @@ static void reclaim_calls(struct shrink *sh)
 	stale_inline(sh);
 	reap_inline(sh);
 	if (cache_tables_resize_due(sh->c)) {
-		if (sh->reclaimer_running) {
+		if (sh->reclaimer_running)
 			reclaimer_kick(sh);
-		} else if (!udc_mutex_trylock(&sh->lock)) {
-			tables_resize(sh);   /* blocks this call for the resize */
-			udc_mutex_unlock(&sh->lock);
-		}
+		else
+			tables_resize_inline(sh);   /* blocks this call for the resize */
 	}
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
@@ -309,10 +317,8 @@ void shrink_after_drop(struct shrink *sh)
 	 * the spare pages, and the name table once it is four times too big
 	 * (liburcu resizes in this thread: milliseconds, once a halving). */
 	pages_trim(sh);
-	if (cache_tables_resize_due(sh->c) && !udc_mutex_trylock(&sh->lock)) {
-		tables_resize(sh);
-		udc_mutex_unlock(&sh->lock);
-	}
+	if (cache_tables_resize_due(sh->c))
+		tables_resize_inline(sh);
 }
 
 void shrink_after_call(struct shrink *sh)
@@ -333,7 +339,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		compact_all(sh);
 		udc_mutex_lock(&sh->lock);
 		frees_wait(sh);
-		spares_trim(sh);
+		spares_trim(sh, true);
 		size_t after = cache_bytes_used(sh->c);
 		freed = before > after ? before - after : 0;
 	} else {
@@ -363,7 +369,7 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 		while (rounds-- > 0 && dir_reap(sh->c, DIR_REAP_BATCH, freed < bytes))
 			;
 		frees_wait(sh);
-		spares_trim(sh);
+		spares_trim(sh, true);
 		tables_resize(sh);   /* shrinks the tables that are now too big */
 	}
 	udc_mutex_unlock(&sh->lock);

@@ -76,13 +76,12 @@ int slab_arena_init(void)
 size_t slab_resident_bytes(void)
 {
 	uint64_t epoch = 1;
-	size_t resident = 0, sz = sizeof(resident);
+	size_t resident, sz = sizeof(epoch);
 	char name[64];
 
 	if (slab_arena_init())
 		return 0;
 	/* Refresh jemalloc's statistics, then read the arena's. */
-	sz = sizeof(epoch);
 	if (mallctl("epoch", &epoch, &sz, &epoch, sz))
 		return 0;
 	snprintf(name, sizeof(name), "stats.arenas.%u.resident", arena);
