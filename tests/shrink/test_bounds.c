@@ -20,6 +20,7 @@
 #include "common/prng.h"
 #include "common/tcache.h"
 #include "engine/internal.h"   /* engine_check */
+#include "shrink/internal.h"   /* the policy's lock */
 
 #define LIMIT ((size_t)4 << 20)
 #define BD_THREADS 3
@@ -446,6 +447,18 @@ static void *dc_run(void *arg)
 	return NULL;
 }
 
+/* engine_check is exact only when nothing changes the tables: with the
+ * clients stopped, the reclaim thread may still be mid-batch (an ASan CI
+ * run saw 75 positives in the table, 66 counted), and it changes them
+ * only under the policy's lock. */
+static int check_between_batches(udc_cache *c)
+{
+	udc_mutex_lock(&c->shrink->lock);
+	int bad = engine_check(c);
+	udc_mutex_unlock(&c->shrink->lock);
+	return bad;
+}
+
 Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 {
 	uint64_t seed = test_seed("bounds/no_stale_answer_while_directories_are_freed");
@@ -464,7 +477,7 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 		for (unsigned t = 0; t < DC_THREADS; t++)
 			pthread_join(th[t], NULL);
 		tfail_assert_none(&fail);
-		cr_assert_eq(engine_check(c), 0);
+		cr_assert_eq(check_between_batches(c), 0);
 		udc_shrink(c, SIZE_MAX);
 		struct udc_stats st = tc_stats(c);
 		uint64_t entries = st.nr_positive + st.nr_negative;
@@ -476,7 +489,7 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
 		 * meanwhile may stay (in its open pages), and their dirs. */
 		cr_assert_leq(st.nr_dirs, thread ? entries : 0, "%llu directories survived",
 			      (unsigned long long)st.nr_dirs);
-		cr_assert_eq(engine_check(c), 0);
+		cr_assert_eq(check_between_batches(c), 0);
 		udc_destroy(c);
 	}
 }
