@@ -409,6 +409,7 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.negatives_aged = G(aged),
 		.negatives_declined = G(declined),
 		.bytes_slack = shrink_slack(c->shrink),
+		.throttled = G(throttled),
 		.resident_bytes = st->size >= offsetof(struct udc_stats, resident_bytes) +
 							sizeof(st->resident_bytes) ?
 					  slab_resident_bytes() :

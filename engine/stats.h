@@ -34,7 +34,8 @@
 	X(refaults_neg, "negatives re-created while their ghost was remembered")  \
 	X(refaults_pos, "positives re-created while their ghost was remembered")  \
 	X(aged, "negatives evicted by age (negative_max_age_ms)")                 \
-	X(declined, "negatives not kept: their directory's bound")
+	X(declined, "negatives not kept: their directory's bound")               \
+	X(throttled, "calls that waited for reclaim: they outran it")
 
 struct thread_stats {
 #define X(name, meaning) _Atomic uint64_t name;

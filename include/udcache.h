@@ -508,6 +508,12 @@ struct udc_stats {
 	                                * of the process, and it gives freed memory
 	                                * back to the OS at once (0 in sanitizer
 	                                * builds: their memory comes from libc) */
+	uint64_t throttled;            /* calls that waited for reclaim (its lock,
+	                                * or frees landing): they outran it.  Each
+	                                * wait is bounded; a steady count means the
+	                                * limit is too small for the load, or the
+	                                * reclaim thread is off and the frees of a
+	                                * pass take long to land */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

@@ -281,17 +281,21 @@ static void reclaim_calls(struct shrink *sh)
 		if (due > low - slack / 4) {   /* a quarter slack ahead, for the frees to land */
 			/* Without the thread, a call lands its own evictions (two
 			 * grace periods of its own, ~0.1 ms): call_rcu's 10-20 ms
-			 * would outlast a small slack and throttle every call. */
-			size_t got = sh->reclaimer_running ?
-					     reclaim_evict(sh, RECLAIM_INLINE_BYTES,
-							   UDC_PROBE_RECLAIM_INLINE) :
-					     reclaim_evict_landed(sh, RECLAIM_INLINE_BYTES,
-								  UDC_PROBE_RECLAIM_INLINE);
-			evicted_now(sh, got);
+			 * would outlast a small slack and throttle every call.
+			 * Landed, they are not in transit: counting them there
+			 * hid the next calls' due eviction, until the throttle
+			 * waited for call_rcu's queue (20 ms). */
+			if (sh->reclaimer_running)
+				evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
+							      UDC_PROBE_RECLAIM_INLINE));
+			else
+				reclaim_evict_landed(sh, RECLAIM_INLINE_BYTES,
+						     UDC_PROBE_RECLAIM_INLINE);
 		}
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
+	stat_add(cache_stats(sh->c), throttled, 1);
 	udc_mutex_lock(&sh->lock);
 	used = reclaim_used(sh->c);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {

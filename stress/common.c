@@ -317,7 +317,8 @@ void rep_end(struct report *r)
 	X(entries_promoted, "moved from probation to main: hit before swept") \
 	X(refaults, "names re-created while their eviction's ghost was kept") \
 	X(negatives_aged, "negatives evicted by negative_max_age_ms")         \
-	X(negatives_declined, "negatives not kept: directory bound, client share")
+	X(negatives_declined, "negatives not kept: directory bound, client share") \
+	X(throttled, "calls that waited for reclaim: they outran it")
 
 void rep_udc_stats(struct report *r, const struct udc_stats *st, uint64_t rss)
 {

@@ -598,6 +598,7 @@ Test(inputs, stats_size_checked)
 	cr_expect_neq(st.membarrier, 0xA5A5A5A5A5A5A5A5ULL, "full: membarrier not written");
 	cr_expect_neq(st.negatives_declined, 0xA5A5A5A5A5A5A5A5ULL,
 		      "full: negatives_declined not written");
+	cr_expect_neq(st.throttled, 0xA5A5A5A5A5A5A5A5ULL, "full: throttled not written");
 }
 
 Test(inputs, thread_offline_online)

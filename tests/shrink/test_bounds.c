@@ -246,6 +246,42 @@ Test(bounds, garbage_of_invalidated_directories_is_swept, .timeout = 300)
 	}
 }
 
+/*
+ * Without the reclaim thread, one client's trickle of unique misses at a
+ * small limit: the calls' own evictions (landed, two grace periods of
+ * their own) keep bytes_used under the throttle, so no call ever waits
+ * for the call_rcu queue.  Before the fix, landed evictions were still
+ * counted as in flight, hid the due eviction from the calls that followed,
+ * and about one call in 3,000 waited ~20 ms in the throttle.
+ */
+Test(bounds, one_client_without_the_thread_never_throttles, .timeout = 300)
+{
+	udc_cache *c = tc_create_limit(TC_ROOT, &enoent_backend, UDC_CFG_NO_RECLAIM_THREAD,
+				       (size_t)2 << 20);
+	char nm[32];
+	struct udc_stats bound = { 0 };
+
+	/* The first 50,000 fill the cache: the limit binds, the name table
+	 * grows to its size once (the growth is made room for by one
+	 * throttled call); then the steady state. */
+	for (unsigned i = 0; i < 250000; i++) {
+		if (i == 50000)
+			bound = tc_stats(c);
+		int len = snprintf(nm, sizeof(nm), "trickle-%08u-%08u", i, i * 7919u);
+		cr_assert_eq(udc_resolve(c, 100 + i % 64, nm, (size_t)len, NULL, NULL), -ENOENT);
+	}
+	struct udc_stats st = tc_stats(c);
+	fprintf(stderr, "trickle without the thread: %llu evictions, %llu throttled calls (%llu filling)\n",
+		(unsigned long long)st.evictions, (unsigned long long)st.throttled,
+		(unsigned long long)bound.throttled);
+	cr_assert_gt(bound.evictions, 0, "the limit did not bind while filling");
+	cr_assert_gt(st.evictions - bound.evictions, 150000);
+	cr_assert_leq(st.bytes_used, st.bytes_limit + st.bytes_slack);
+	cr_assert_eq(st.throttled - bound.throttled, 0, "%llu calls waited for reclaim",
+		     (unsigned long long)(st.throttled - bound.throttled));
+	udc_destroy(c);
+}
+
 /* A client scanning unique names fills its share of probation and no more:
  * the other client's negatives stay. */
 Test(bounds, a_scanning_client_keeps_to_its_share)
