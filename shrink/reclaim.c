@@ -50,7 +50,8 @@
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
 #define STALE_INLINE_BATCH 256                     /* the same in a call: about 80 us here */
-#define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle */
+#define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle, */
+#define RECLAIM_INLINE_DIV 4                       /* ... at most this share of the slack */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
 #define TRIM_PERIOD_MS 100                         /* retained pages not reused in it go back */
@@ -278,6 +279,10 @@ static void reclaim_calls(struct shrink *sh)
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		size_t due = used_due(sh, used);
+		/* In flight a while: no more of it than a share of the slack. */
+		size_t bytes = slack / RECLAIM_INLINE_DIV < RECLAIM_INLINE_BYTES ?
+				       slack / RECLAIM_INLINE_DIV :
+				       RECLAIM_INLINE_BYTES;
 		if (due > low - slack / 4) {   /* a quarter slack ahead, for the frees to land */
 			/* Without the thread, a call lands its own evictions (two
 			 * grace periods of its own, ~0.1 ms): call_rcu's 10-20 ms
@@ -286,10 +291,10 @@ static void reclaim_calls(struct shrink *sh)
 			 * hid the next calls' due eviction, until the throttle
 			 * waited for call_rcu's queue (20 ms). */
 			if (sh->reclaimer_running)
-				evicted_now(sh, reclaim_evict(sh, RECLAIM_INLINE_BYTES,
+				evicted_now(sh, reclaim_evict(sh, bytes,
 							      UDC_PROBE_RECLAIM_INLINE));
 			else
-				reclaim_evict_landed(sh, RECLAIM_INLINE_BYTES,
+				reclaim_evict_landed(sh, bytes,
 						     UDC_PROBE_RECLAIM_INLINE);
 		}
 		udc_mutex_unlock(&sh->lock);

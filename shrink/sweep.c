@@ -72,9 +72,11 @@
 #define NEG_SHARE_MAX 60
 #define ADAPT_MS 200
 /* Promoted copies are allocated now and their old slots freed a grace
- * period later: past this many bytes of them, the sweep waits for it, so
- * that promotions never push bytes_used past the bound. */
-#define PROMOTE_INFLIGHT_MAX ((size_t)128 << 10)
+ * period later: past 1/PROMOTE_INFLIGHT_DIV of the slack of them, the
+ * sweep waits for it, so that promotions never push bytes_used past the
+ * bound (a fixed 128 KiB took a 2 MiB cache, slack 84 KiB, to 1.10 x its
+ * limit when its first sweep found every entry hit). */
+#define PROMOTE_INFLIGHT_DIV 4
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u
 #define GHOST_MAX_SLOTS (1u << 24)
@@ -393,12 +395,19 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 			  uint64_t stamp_max)
 {
 	struct slab *s = cache_slab(sp->c, kind);
+	size_t inflight_max = shrink_slack(sp->sh) / PROMOTE_INFLIGHT_DIV;
 	size_t done = 0;
 
 	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2) {
-		done += sweep_class(sp, kind, cls, budget - done, stamp_max, NULL,
+		size_t units = budget - done;
+		if (!main) {   /* a visit promotes one slot at most: no more than the room */
+			size_t room = inflight_max > sp->promoted ? inflight_max - sp->promoted : 0;
+			size_t most = room / slab_class_size(s, cls) + SLAB_COMPACT_PAGE_COST + 1;
+			units = units < most ? units : most;
+		}
+		done += sweep_class(sp, kind, cls, units, stamp_max, NULL,
 				    main ? visit_main : visit_probation);
-		if (sp->promoted >= PROMOTE_INFLIGHT_MAX) {
+		if (sp->promoted >= inflight_max) {
 			if (!slab_hold_flush())   /* the old copies go (see above) */
 				entry_frees_wait(sp->c);
 			sp->promoted = 0;
@@ -545,10 +554,14 @@ bool sweep_age(struct shrink *sh, size_t budget)
 	/* Open pages older than the age: their entries too. */
 	slab_release_open(cache_slab(c, ENT_NEGATIVE), now - max_age);
 	/* Probation: every entry of a page that old is past the age; main
-	 * is visited twice as often (an entry loses a hit a visit). */
+	 * is visited twice as often (an entry loses a hit a visit).  Held:
+	 * the promotions' old copies land in our own grace periods when too
+	 * many are in flight (sweep_queue), not after call_rcu's 10-20 ms. */
+	slab_hold_begin();
 	size_t done = sweep_queue(&sp, ENT_NEGATIVE, false, budget, now - max_age);
 	if (done < budget)
 		done += sweep_queue(&sp, ENT_NEGATIVE, true, budget - done, now - max_age / 2);
+	slab_hold_end();
 	entry_free_flush(c);
 	return done >= budget;
 }
