@@ -64,8 +64,6 @@ struct shrink {
 	uint64_t compact_cursor[2][SLAB_MAX_CLASSES];  /* slab_compact's, per kind and class */
 	_Atomic uint64_t age_next_ms;     /* when the inline path ages next (relaxed CAS) */
 	_Atomic uint64_t trim_next_ms;    /* when the slabs' retained pages are trimmed next (relaxed CAS) */
-	size_t in_transit;                /* evicted, not yet gone from bytes_used */
-	size_t in_transit_seen_used;      /* bytes_used when in_transit was last updated */
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */

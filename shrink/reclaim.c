@@ -92,44 +92,12 @@ static void tables_resize(struct shrink *sh)
 	cache_tables_resize(sh->c, limit > used ? limit - used : 0);
 }
 
-/*
- * What was evicted is held until its grace period ends, so bytes_used
- * comes down a while after a pass: the next pass must not evict it again.
- * evict_inflight (shrink_lock) is what passes evicted and bytes_used does
- * not show gone yet; it shrinks as bytes_used falls, and is zero once the
- * frees were waited for.
- */
-static size_t used_due(struct shrink *sh, size_t used)
-{
-	lock_assert_held(&sh->lock);
-	if (used < sh->in_transit_seen_used) {
-		size_t fell = sh->in_transit_seen_used - used;
-		sh->in_transit = fell < sh->in_transit ? sh->in_transit - fell : 0;
-	}
-	sh->in_transit_seen_used = used;
-	return used > sh->in_transit ? used - sh->in_transit : 0;
-}
-
-static void evicted_now(struct shrink *sh, size_t bytes)
-{
-	lock_assert_held(&sh->lock);
-	sh->in_transit += bytes;
-	sh->in_transit_seen_used = reclaim_used(sh->c);
-}
-
-/* The frees landed: nothing is in flight any more (shrink_lock held). */
-static void transit_landed(struct shrink *sh)
-{
-	lock_assert_held(&sh->lock);
-	sh->in_transit = 0;
-	sh->in_transit_seen_used = reclaim_used(sh->c);
-}
-
+/* The frees of other paths (call_rcu's: unlinks, replaced entries, the
+ * directories reaped) landed; shrink_lock held (it serialises the waits). */
 static void frees_wait(struct shrink *sh)
 {
 	lock_assert_held(&sh->lock);
 	entry_frees_wait(sh->c);
-	transit_landed(sh);
 }
 
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
@@ -188,30 +156,28 @@ static void pages_trim(struct shrink *sh)
 	spares_trim(sh, false);
 }
 
-/* Evict about @bytes, then free a batch of the directories left idle:
- * the slot bytes evicted (shrink_lock held).  @source: the reclaim
- * probe's (enum udc_probe_reclaim). */
+/*
+ * Evict about @bytes, then free a batch of the directories left idle,
+ * with the frees landed when it returns: the slot bytes evicted
+ * (shrink_lock held).  @source: the reclaim probe's (enum
+ * udc_probe_reclaim).  Landed by slab_hold: two grace periods of our own
+ * (~0.1 ms), not liburcu's call_rcu thread, which sleeps 10 ms between
+ * batches.  So a pass sees what the last one did in bytes_used: nothing is
+ * evicted twice, and no caller waits for call_rcu's queue unless other
+ * paths' frees (unlinks, replaced entries) are what keeps bytes_used up.
+ * (Passes whose frees went through call_rcu, counted as in flight until
+ * bytes_used fell, made a throttled call wait 20 ms for that queue about
+ * once in 3,000 calls of a trickle at 2 MiB, and let the frees of many
+ * calls' promotions pile up past the slack at 256 KiB.)
+ */
 static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 {
 	lock_assert_held(&sh->lock);
-	size_t got = sweep_reclaim(sh, bytes);
-
-	UDC_PROBE(reclaim, source, bytes, got);
-
-	dir_reap(sh->c, DIR_REAP_BATCH, true);
-	return got;
-}
-
-/* reclaim_evict, with the frees landed when it returns (slab_hold: two
- * grace periods of our own, not liburcu's call_rcu thread, which sleeps
- * 10 ms between batches), shrink_lock held. */
-static size_t reclaim_evict_landed(struct shrink *sh, size_t bytes, int source)
-{
-	lock_assert_held(&sh->lock);
 	slab_hold_begin();
-	size_t got = reclaim_evict(sh, bytes, source);
+	size_t got = sweep_reclaim(sh, bytes);
+	UDC_PROBE(reclaim, source, bytes, got);
+	dir_reap(sh->c, DIR_REAP_BATCH, true);
 	slab_hold_end();
-	sh->in_transit_seen_used = reclaim_used(sh->c);   /* what fell was ours, none in flight */
 	return got;
 }
 
@@ -260,13 +226,13 @@ static void reclaim_calls(struct shrink *sh)
 	/*
 	 * Three zones.  Past the low watermark (half a slack under the limit)
 	 * the thread is woken and evicts ahead of the clients; without the
-	 * thread the calls each evict a batch (a page) instead, so that the
-	 * frees, which land a grace period later, land before the limit.
-	 * Past the limit, a call with the thread evicts a batch too (it is
-	 * falling behind).  Past half the slack over the limit, the caller
-	 * waits its turn and the frees: the clients that outrun reclaim are
-	 * the ones throttled, and bytes_used is within the bound when each
-	 * call returns.
+	 * thread the calls each evict a small batch instead (unless a pass
+	 * holds the lock: it works for them).  Past the limit, a call with
+	 * the thread evicts a batch too (it is falling behind).  Past half
+	 * the slack over the limit, the caller waits its turn, evicts, and
+	 * waits for the other paths' frees if that was not enough: the
+	 * clients that outrun reclaim are the ones throttled, and bytes_used
+	 * is within the bound when each call returns.
 	 */
 	if (used <= low)
 		return;
@@ -278,25 +244,11 @@ static void reclaim_calls(struct shrink *sh)
 	if (used <= limit + slack / 2) {
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
-		size_t due = used_due(sh, used);
-		/* In flight a while: no more of it than a share of the slack. */
+		/* A call's share: small, and no more than a share of the slack. */
 		size_t bytes = slack / RECLAIM_INLINE_DIV < RECLAIM_INLINE_BYTES ?
 				       slack / RECLAIM_INLINE_DIV :
 				       RECLAIM_INLINE_BYTES;
-		if (due > low - slack / 4) {   /* a quarter slack ahead, for the frees to land */
-			/* Without the thread, a call lands its own evictions (two
-			 * grace periods of its own, ~0.1 ms): call_rcu's 10-20 ms
-			 * would outlast a small slack and throttle every call.
-			 * Landed, they are not in transit: counting them there
-			 * hid the next calls' due eviction, until the throttle
-			 * waited for call_rcu's queue (20 ms). */
-			if (sh->reclaimer_running)
-				evicted_now(sh, reclaim_evict(sh, bytes,
-							      UDC_PROBE_RECLAIM_INLINE));
-			else
-				reclaim_evict_landed(sh, bytes,
-						     UDC_PROBE_RECLAIM_INLINE);
-		}
+		reclaim_evict(sh, bytes, UDC_PROBE_RECLAIM_INLINE);
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
@@ -304,10 +256,7 @@ static void reclaim_calls(struct shrink *sh)
 	udc_mutex_lock(&sh->lock);
 	used = reclaim_used(sh->c);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
-		size_t due = used_due(sh, used);
-		if (due > limit)
-			reclaim_evict_landed(sh, due - limit + slack / 4,
-					     UDC_PROBE_RECLAIM_THROTTLE);
+		reclaim_evict(sh, used - limit + slack / 4, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh->c);
 		if (used <= limit + slack / 2)
 			break;
@@ -401,21 +350,9 @@ static bool reclaim_background(struct shrink *sh)
 		size_t used = reclaim_used(sh->c);
 		if (used <= low + slack / 2)
 			break;
+		size_t want = used - low < RECLAIM_THREAD_BYTES ? used - low : RECLAIM_THREAD_BYTES;
 		udc_mutex_lock(&sh->lock);
-		size_t due = used_due(sh, used);
-		if (due <= low) {
-			/* What is in flight is enough: let it land (not
-			 * holding shrink_lock: the clients' batches go on). */
-			udc_mutex_unlock(&sh->lock);
-			entry_frees_wait(sh->c);
-			udc_mutex_lock(&sh->lock);
-			transit_landed(sh);
-			udc_mutex_unlock(&sh->lock);
-			batches--;
-			continue;
-		}
-		size_t want = due - low < RECLAIM_THREAD_BYTES ? due - low : RECLAIM_THREAD_BYTES;
-		size_t got = reclaim_evict_landed(sh, want, UDC_PROBE_RECLAIM_THREAD);
+		size_t got = reclaim_evict(sh, want, UDC_PROBE_RECLAIM_THREAD);
 		udc_mutex_unlock(&sh->lock);
 		batches--;
 		if (got == 0)
