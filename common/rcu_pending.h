@@ -39,6 +39,25 @@ static inline void rcu_pending_done(struct rcu_pending *p)
 	atomic_fetch_sub_explicit(&p->n, 1, memory_order_release);
 }
 
+/*
+ * RCU_PENDING_CALLBACK(name, type, member, owner, release) defines
+ * `static void name(struct rcu_head *head)`, the call_rcu callback of a
+ * counted object: @type's rcu_head is @member, &obj->@owner is its owner's
+ * struct rcu_pending (read before the object goes), @release(obj) frees
+ * it.  The TSan note comes first (common/rcu_tsan.h, which the user
+ * includes, with liburcu's caa_container_of), the count comes off last.
+ */
+#define RCU_PENDING_CALLBACK(name, type, member, owner, release)                  \
+	static void name(struct rcu_head *head)                                     \
+	{                                                                           \
+		type *obj_ = caa_container_of(head, type, member);                  \
+		struct rcu_pending *pending_ = &obj_->owner;                        \
+                                                                                    \
+		rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */ \
+		release(obj_);                                                      \
+		rcu_pending_done(pending_); /* last: the owner may go from here */  \
+	}
+
 /* Sleep until every counted callback has run (a grace period or more). */
 static inline void rcu_pending_wait(struct rcu_pending *p)
 {

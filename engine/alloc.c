@@ -207,18 +207,16 @@ void entry_free_now(struct udc_cache *c, struct udc_entry *e)
 	slab_free_now(c->slabs[e->kind], e);
 }
 
-static void free_batch_rcu(struct rcu_head *head)
+static void free_batch_release(struct free_batch *b)
 {
-	struct free_batch *b = caa_container_of(head, struct free_batch, rcu);
 	struct udc_cache *c = b->cache;
-
-	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
 
 	for (unsigned i = 0; i < b->n; i++)
 		entry_free_now(c, b->ents[i]);
 	mem_free(c, b, sizeof(*b));
-	rcu_pending_done(&c->rcu_pending);   /* last: c may go from here on */
 }
+
+RCU_PENDING_CALLBACK(free_batch_rcu, struct free_batch, rcu, cache->rcu_pending, free_batch_release)
 
 /* Take the pending batch, if any, with free_lock held. */
 static struct free_batch *free_take_locked(struct udc_cache *c)

@@ -444,15 +444,12 @@ void dir_reap_init(struct udc_cache *c)
 	CDS_INIT_LIST_HEAD(&c->dirs_idle);
 }
 
-static void dir_free_rcu(struct rcu_head *head)
+static void dir_release(struct udc_dir *d)
 {
-	struct udc_dir *d = caa_container_of(head, struct udc_dir, rcu);
-	struct udc_cache *c = d->cache;
-
-	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
-	mem_free_line(c, d, sizeof(*d));
-	rcu_pending_done(&c->rcu_pending);   /* last: c may go from here on */
+	mem_free_line(d->cache, d, sizeof(*d));
 }
+
+RCU_PENDING_CALLBACK(dir_free_rcu, struct udc_dir, rcu, cache->rcu_pending, dir_release)
 
 /* Free idle d if nothing holds it: true if it was. */
 static bool dir_kill(struct udc_cache *c, struct udc_dir *d)

@@ -395,64 +395,76 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	return 0;
 }
 
+/* A name being unlinked: its op, the negative left behind
+ * (UDC_CFG_KEEP_UNLINKED, else NULL), and the attr that was cached. */
+struct unlink_op {
+	struct name_op op;
+	struct udc_entry *neg;
+	struct udc_attr was;   /* ino UDC_INO_NONE if none was cached */
+};
+
 /*
- * Drop op's name (or leave a negative, with UDC_CFG_KEEP_UNLINKED: neg is
- * preallocated then), with op->s locked.  Returns the dropped positive's
- * attr in *was (ino UDC_INO_NONE if none was cached).
+ * name_op_init() for a name about to be unlinked: also allocate, with
+ * UDC_CFG_KEEP_UNLINKED, the negative left behind.
  */
-static void op_unlink_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *neg,
-			     struct udc_attr *was)
+static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir, const char *name,
+			  size_t len)
 {
+	int r = name_op_init(&u->op, c, dir, name, len);
+
+	u->neg = NULL;
+	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
+		return r;
+	u->neg = neg_alloc(c, &u->op, 0);
+	if (u->neg)
+		return 0;
+	name_op_done(c, &u->op);
+	return -ENOMEM;
+}
+
+/*
+ * Drop u's name (or leave its negative), with u->op.s locked.  u->was is
+ * the dropped positive's attr.
+ */
+static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
+{
+	struct name_op *op = &u->op;
+
 	lock_assert_held(&op->s->lock);
-	if (!cached_attr_locked(c, op->hash, &op->k, was))
-		was->ino = UDC_INO_NONE;
+	if (!cached_attr_locked(c, op->hash, &op->k, &u->was))
+		u->was.ino = UDC_INO_NONE;
 	inflight_mark_stale_locked(op->s, op->hash, &op->k);
-	if (neg)
-		op_publish_locked(c, op, neg);
+	if (u->neg)
+		op_publish_locked(c, op, u->neg);
 	else
 		entry_drop_locked(c, op->hash, &op->k);
 }
 
-/*
- * name_op_init() for a name about to be unlinked: also allocate, with
- * UDC_CFG_KEEP_UNLINKED, the negative left behind (*neg, else NULL).
- */
-static int unlink_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
-			  size_t len, struct udc_entry **neg)
+/* The directory the unlinked name held (if the cache knew it as one)
+ * is no longer in u's directory: its ".." there goes. */
+static void unlinked_dir_leaves(struct udc_cache *c, const struct unlink_op *u)
 {
-	int r = name_op_init(op, c, dir, name, len);
-
-	*neg = NULL;
-	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
-		return r;
-	*neg = neg_alloc(c, op, 0);
-	if (*neg)
-		return 0;
-	name_op_done(c, op);
-	return -ENOMEM;
+	if (u->was.ino == UDC_INO_NONE || u->was.type != UDC_TYPE_DIR)
+		return;
+	struct udc_dir *child = dir_find(c, u->was.ino);
+	if (child) {
+		dir_parent_forget_if(c, child, u->op.k.dir);
+		dir_put(c, child);
+	}
 }
 
 int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 {
-	struct name_op op;
-	struct udc_attr was;
-	struct udc_entry *neg;
-	int r = unlink_op_init(&op, c, dir, name, len, &neg);
+	struct unlink_op u;
+	int r = unlink_op_init(&u, c, dir, name, len);
 
 	if (r)
 		return r;
-
-	udc_mutex_lock(&op.s->lock);
-	op_unlink_locked(c, &op, neg, &was);
-	if (was.ino != UDC_INO_NONE && was.type == UDC_TYPE_DIR) {
-		struct udc_dir *child = dir_find(c, was.ino);
-		if (child) {
-			dir_parent_forget_if(c, child, dir);
-			dir_put(c, child);
-		}
-	}
-	udc_mutex_unlock(&op.s->lock);
-	name_op_done(c, &op);
+	udc_mutex_lock(&u.op.s->lock);
+	op_unlink_locked(c, &u);
+	unlinked_dir_leaves(c, &u);
+	udc_mutex_unlock(&u.op.s->lock);
+	name_op_done(c, &u.op);
 	shrink_after_call(c->shrink);
 	return 0;
 }
@@ -533,31 +545,28 @@ int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
 
 int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
-	struct name_op op;
-	struct udc_attr was;
-	struct udc_entry *neg;
-	int r = unlink_op_init(&op, c, parent, name, len, &neg);
+	struct unlink_op u;
+	int r = unlink_op_init(&u, c, parent, name, len);
 
 	if (r)
 		return r;
-
 	udc_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
-	udc_mutex_lock(&op.s->lock);
-	op_unlink_locked(c, &op, neg, &was);
-	udc_mutex_unlock(&op.s->lock);
-	if (dir == UDC_INO_NONE && was.type == UDC_TYPE_DIR)
-		dir = was.ino;
+	udc_mutex_lock(&u.op.s->lock);
+	op_unlink_locked(c, &u);
+	udc_mutex_unlock(&u.op.s->lock);
+	if (dir == UDC_INO_NONE && u.was.type == UDC_TYPE_DIR)
+		dir = u.was.ino;
 	if (dir == UDC_INO_NONE)   /* whichever it was, its ".." is not trusted */
-		dir_children_moved(c, op.d);
+		dir_children_moved(c, u.op.d);
 	dir_forget(c, dir, UDC_PROBE_INVAL_RMDIR);
 	ck_sequence_write_end(&c->rename_seq);
 	udc_mutex_unlock(&c->rename_lock);
-	name_op_done(c, &op);
+	name_op_done(c, &u.op);
 	/* Only an allocation (the negative left) calls for reclaim here: the
 	 * directory's garbage is swept by the passes that follow, and rmdir
 	 * itself stays O(1). */
-	if (neg)
+	if (u.neg)
 		shrink_after_call(c->shrink);
 	return 0;
 }
@@ -584,9 +593,9 @@ static void stripes_unlock(struct stripe *a, struct stripe *b)
 
 /* A rename's two names, what it allocated, and what it found. */
 struct rename_op {
-	struct name_op o, n;
+	struct unlink_op old;         /* the old name */
+	struct name_op n;             /* the new one */
 	udc_ino moved;                /* as given */
-	struct udc_entry *neg;        /* left behind (UDC_CFG_KEEP_UNLINKED), or NULL */
 	struct udc_entry *pos;        /* the new name's entry, published if the old was known */
 	struct udc_dir *moved_dir;    /* the moved object's directory object, if any (pinned) */
 };
@@ -616,15 +625,15 @@ static void rename_dotdot_locked(struct udc_cache *c, struct rename_op *ro, bool
 		dir_parent_set(c, ro->moved_dir, known && was->type == UDC_TYPE_DIR ? ro->n.d : NULL);
 		dir_put(c, ro->moved_dir);
 	} else if (moved_ino == UDC_INO_NONE) {
-		dir_children_moved(c, ro->o.d);
+		dir_children_moved(c, ro->old.op.d);
 	}
 }
 
 /* The rename itself: both stripes (and rename_lock) held. */
 static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 {
-	struct name_op *o = &ro->o, *n = &ro->n;
-	struct udc_attr was, target, unlinked;
+	struct name_op *o = &ro->old.op, *n = &ro->n;
+	struct udc_attr was, target;
 
 	lock_assert_held(&c->rename_lock);
 	/*
@@ -641,15 +650,9 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 		target_absent = name_absent_locked(c, n->hash, &n->k, n->d);
 	}
 
-	op_unlink_locked(c, o, ro->neg, &unlinked);
-	if (!known && unlinked.ino != UDC_INO_NONE && unlinked.type == UDC_TYPE_DIR) {
-		/* the cached directory is not what moved: it left odir anyway */
-		struct udc_dir *gone = dir_find(c, unlinked.ino);
-		if (gone) {
-			dir_parent_forget_if(c, gone, o->k.dir);
-			dir_put(c, gone);
-		}
-	}
+	op_unlink_locked(c, &ro->old);
+	if (!known)   /* the cached directory is not what moved: it left odir anyway */
+		unlinked_dir_leaves(c, &ro->old);
 	inflight_mark_stale_locked(n->s, n->hash, &n->k);
 	if (known) {
 		struct udc_pos *p = entry_pos(ro->pos);
@@ -690,16 +693,16 @@ static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odi
 	r = name_op_init(&ro->n, c, ndir, nname, nlen);
 	if (r)
 		return r;
-	r = unlink_op_init(&ro->o, c, odir, oname, olen, &ro->neg);
+	r = unlink_op_init(&ro->old, c, odir, oname, olen);
 	if (r) {
 		name_op_done(c, &ro->n);
 		return r;
 	}
 	ro->pos = pos_alloc(c, &ro->n, NULL);
 	if (!ro->pos) {
-		if (ro->neg)
-			entry_free_now(c, ro->neg);
-		name_op_done(c, &ro->o);
+		if (ro->old.neg)
+			entry_free_now(c, ro->old.neg);
+		name_op_done(c, &ro->old.op);
 		name_op_done(c, &ro->n);
 		return -ENOMEM;
 	}
@@ -718,14 +721,14 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 		return r > 0 ? 0 : r;
 	udc_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
-	stripes_lock(ro.o.s, ro.n.s);
+	stripes_lock(ro.old.op.s, ro.n.s);
 	rename_locked(c, &ro);
-	stripes_unlock(ro.o.s, ro.n.s);
+	stripes_unlock(ro.old.op.s, ro.n.s);
 	ck_sequence_write_end(&c->rename_seq);
 	udc_mutex_unlock(&c->rename_lock);
 	if (ro.pos)
 		entry_free_now(c, ro.pos);   /* never published */
-	name_op_done(c, &ro.o);
+	name_op_done(c, &ro.old.op);
 	name_op_done(c, &ro.n);
 	shrink_after_call(c->shrink);
 	return 0;

@@ -125,15 +125,8 @@ static void ghost_table_free(struct ghost_table *g)
 	mem_free(g->sh->c, g, ghost_table_bytes(g->mask + 1));
 }
 
-static void ghost_table_free_rcu(struct rcu_head *head)
-{
-	struct ghost_table *g = caa_container_of(head, struct ghost_table, rcu);
-	struct shrink *sh = g->sh;
-
-	rcu_callback_note();   /* TSan: after the readers' rcu_read_unlock */
-	ghost_table_free(g);
-	rcu_pending_done(&sh->rcu_pending);   /* last: sh may go from here on */
-}
+RCU_PENDING_CALLBACK(ghost_table_free_rcu, struct ghost_table, rcu, sh->rcu_pending,
+		     ghost_table_free)
 
 /* The slots ghosts should have now: about one per entry the cache holds
  * (it is full when reclaim runs), at most one per 64 bytes of the limit. */

@@ -329,15 +329,8 @@ void slab_page_free_dead(struct slab_page *p)
 		slab_page_free_mem(s, p);
 }
 
-static void page_free_rcu(struct rcu_head *head)
-{
-	struct slab_page *p = caa_container_of(head, struct slab_page, rcu);
-	struct slab *s = p->slab;
-
-	rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */
-	slab_page_free_dead(p);
-	rcu_pending_done(&s->rcu_pending);   /* last: s may go from here on */
-}
+RCU_PENDING_CALLBACK(page_free_rcu, struct slab_page, rcu, slab->rcu_pending,
+		     slab_page_free_dead)
 
 /* Make @p (not DEAD) the newest page of its class, cls->lock held. */
 void slab_page_requeue_locked(struct slab_page *p)

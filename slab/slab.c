@@ -456,15 +456,7 @@ static void batch_free(struct slab_batch *b)
 	free(b);
 }
 
-static void batch_free_rcu(struct rcu_head *head)
-{
-	struct slab_batch *b = caa_container_of(head, struct slab_batch, rcu);
-	struct slab *s = b->slab;
-
-	rcu_callback_note(); /* TSan: after the readers' rcu_read_unlock */
-	batch_free(b);
-	rcu_pending_done(&s->rcu_pending);   /* last: s may go from here on */
-}
+RCU_PENDING_CALLBACK(batch_free_rcu, struct slab_batch, rcu, slab->rcu_pending, batch_free)
 
 static struct slab_batch *batch_new(struct slab *s)
 {
