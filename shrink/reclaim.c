@@ -49,7 +49,7 @@
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
-#define STALE_INLINE_BATCH 256                     /* the same in a call: about 80 us here */
+#define STALE_INLINE_BATCH 96                      /* the same in a call (see stale_inline) */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle, */
 #define RECLAIM_INLINE_DIV 4                       /* ... at most this share of the slack */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
@@ -226,7 +226,17 @@ static void reap_inline(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
-/* Without the thread: a batch of the garbage of invalidated directories. */
+/*
+ * Without the thread: a batch of the garbage of invalidated directories.
+ * The calls pay for the whole sweep, so a call's share must stay within
+ * the tail of an ordinary call: STALE_INLINE_BATCH is a page's isolation
+ * (SLAB_COMPACT_PAGE_COST) and 64 entries, ~50 us here (a stale entry's
+ * cds_lfht_del is ~0.8 us of cache misses at 10 M entries).  256 units
+ * (~200 us, the median writer call during a 3 M-entry sweep) put the
+ * writers' p99.99 at 15-180 ms against 4 ms before it (BENCHMARKS.md,
+ * issue 13).  Under SLAB_COMPACT_PAGE_COST + 1 a batch would visit no
+ * entry at all (slab_sweep re-isolates its page each call).
+ */
 static void stale_inline(struct shrink *sh)
 {
 	if (sh->reclaimer_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
