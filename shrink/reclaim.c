@@ -230,12 +230,14 @@ static void reap_inline(struct shrink *sh)
  * Without the thread: a batch of the garbage of invalidated directories.
  * The calls pay for the whole sweep, so a call's share must stay within
  * the tail of an ordinary call: STALE_INLINE_BATCH is a page's isolation
- * (SLAB_COMPACT_PAGE_COST) and 64 entries, ~50 us here (a stale entry's
- * cds_lfht_del is ~0.8 us of cache misses at 10 M entries).  256 units
- * (~200 us, the median writer call during a 3 M-entry sweep) put the
- * writers' p99.99 at 15-180 ms against 4 ms before it (BENCHMARKS.md,
- * issue 13).  Under SLAB_COMPACT_PAGE_COST + 1 a batch would visit no
- * entry at all (slab_sweep re-isolates its page each call).
+ * (SLAB_COMPACT_PAGE_COST) and 64 entries, a 70 us median writer call
+ * during a 10 M-entry sweep here (a stale entry's cds_lfht_del is ~1 us
+ * of cache misses); 256 units made it ~200 us at 3 M.  Under
+ * SLAB_COMPACT_PAGE_COST + 1 a batch visits no entry at all (slab_sweep
+ * re-isolates its page each call).  Not done: the writers' p99.99 during
+ * the sweep is still 66-84 ms against 0.05-5 ms before it, and 1.7% of
+ * their calls pass 1 ms (BENCHMARKS.md, issue 13): something besides the
+ * batch (frees landing, pages going back) is not bounded yet.
  */
 static void stale_inline(struct shrink *sh)
 {
