@@ -32,7 +32,16 @@
  *                thread looks up (and re-adds) other names and times each
  *                call, bytes_used is sampled until it is back to its value
  *                before the fill plus 10% of what the fill added, or
- *                --seconds (60) pass.  Fails if
+ *                --seconds (60) pass.  The churn thread starts
+ *                INVAL_BEFORE_SEC before the call, and its calls before it
+ *                are a histogram of their own: the writers' tail before the
+ *                garbage against during its sweep.  With --writer it adds
+ *                unique negatives round-robin over INVAL_WRITER_DIRS
+ *                directories instead (a writer: allocation, insertion and
+ *                the reclaim hooks of a mutating call); the garbage is then
+ *                gone once 90% of the dropped negatives are (nr_negative
+ *                less the writer's adds since the call), its own entries
+ *                growing bytes_used.  Fails if
  *                a name of the dropped directory is still answered, or the
  *                churn thread gets a wrong answer; garbage that does not go
  *                is reported, not failed.
@@ -52,7 +61,11 @@
  *  - struct stop_flag: main raises it (relaxed) to end a monitor or churn
  *    thread, which polls it (relaxed).  Termination is all it carries: the
  *    thread's results reach main through pthread_join(), and nothing main
- *    writes before raising the flag is read by the thread afterwards.  The
+ *    writes before raising the flag is read by the thread afterwards.
+ *    invalidate's churn thread reads a second one, raised just before the
+ *    call, to choose the histogram of each call (a call that straddles it
+ *    counts as before); the writer's adds (inval_churn.added) are a relaxed
+ *    counter that main reads as an estimate (gone, with --writer).  The
  *    workers of trickle and hotset need no flag: each stops on its own count
  *    or its own clock (a deadline it computes after the start barrier).
  *
@@ -419,13 +432,18 @@ struct inval_churn {
 	alignas(CACHELINE) udc_cache *c;
 	pthread_barrier_t *start;
 	struct stop_flag *stop;
+	struct stop_flag *called; /* raised just before the call */
+	bool writer;		  /* --writer */
 	pthread_t tid;
 	/* Written by this thread only; read by main after pthread_join(). */
 	uint64_t rng;
 	uint64_t lookups, adds;
 	uint64_t wrong; /* a churn name answered positive, or an error */
 	int bad_rc;
-	struct lat_hist lat;
+	struct lat_hist lat_before; /* calls begun before the call */
+	struct lat_hist lat;	    /* calls begun after it */
+	/* The writer's adds so far (relaxed; main reads it, see Ordering). */
+	alignas(CACHELINE) _Atomic uint64_t added;
 };
 
 /* What one phase measured. */
@@ -441,34 +459,57 @@ struct inval_phase {
 	bool gone;
 	double gone_sec, watched_sec;
 	uint64_t after_call, end_bytes;
+	uint64_t neg_at_call, added_at_call; /* --writer: gone by the negatives held */
 	uint64_t rss_before, rss_filled, rss_after_call, rss_end, stats_rss; /* process RSS */
 	struct mem_watch w;
 	struct inval_churn *churn;
 	struct udc_stats st;
 };
 
+/* --writer: a unique negative "w-0-<n>" in directory DIR_SPREAD + n % INVAL_WRITER_DIRS. */
+static int inval_write(struct inval_churn *ch, struct lat_hist *lat)
+{
+	char name[NAME_BUF];
+	size_t len = name_fmt(name, "w-", 0, ch->adds);
+	udc_ino dir = dir_ino(DIR_SPREAD + ch->adds % INVAL_WRITER_DIRS);
+	uint64_t t0 = now_ns();
+	int rc = udc_add_negative(ch->c, dir, name, len, 0);
+
+	lat_record(lat, now_ns() - t0);
+	ch->adds++;
+	/* relaxed: a count main reads as an estimate (see Ordering) */
+	atomic_store_explicit(&ch->added, ch->adds, memory_order_relaxed);
+	return rc;
+}
+
+/* A lookup of one of the churn names, re-added if it is gone. */
+static int inval_lookup(struct inval_churn *ch, struct lat_hist *lat)
+{
+	char name[NAME_BUF];
+	size_t len = name_fmt(name, "other-", 0, rand_below(&ch->rng, INVAL_CHURN_NAMES));
+	uint64_t t0 = now_ns();
+	int rc = udc_lookup(ch->c, dir_ino(DIR_OTHER), name, len, NULL);
+	uint64_t t1 = now_ns();
+
+	lat_record(lat, t1 - t0);
+	ch->lookups++;
+	if (rc == UDC_MISS) { /* reclaimed or declined: tell the cache again */
+		rc = udc_add_negative(ch->c, dir_ino(DIR_OTHER), name, len, 0);
+		lat_record(lat, now_ns() - t1);
+		ch->adds++;
+	}
+	return rc == UDC_NEGATIVE ? 0 : rc;
+}
+
 static void *inval_churn_main(void *arg)
 {
 	struct inval_churn *ch = arg;
-	char name[NAME_BUF];
 
 	pthread_barrier_wait(ch->start);
 	while (!stop_seen(ch->stop)) {
-		size_t len =
-			name_fmt(name, "other-", 0, rand_below(&ch->rng, INVAL_CHURN_NAMES));
-		uint64_t t0 = now_ns();
-		int rc = udc_lookup(ch->c, dir_ino(DIR_OTHER), name, len, NULL);
-		uint64_t t1 = now_ns();
+		struct lat_hist *lat = stop_seen(ch->called) ? &ch->lat : &ch->lat_before;
+		int rc = ch->writer ? inval_write(ch, lat) : inval_lookup(ch, lat);
 
-		lat_record(&ch->lat, t1 - t0);
-		ch->lookups++;
-		if (rc == UDC_MISS) { /* reclaimed or declined: tell the cache again */
-			rc = udc_add_negative(ch->c, dir_ino(DIR_OTHER), name, len, 0);
-			lat_record(&ch->lat, now_ns() - t1);
-			ch->adds++;
-		} else if (rc == UDC_NEGATIVE) {
-			rc = 0;
-		}
 		if (rc != 0 && ch->wrong++ == 0)
 			ch->bad_rc = rc;
 	}
@@ -527,6 +568,18 @@ static void inval_check(udc_cache *c, const struct options *opt, uint64_t names,
 	}
 }
 
+/* --writer: all but INVAL_GONE_PCT% of the dropped negatives are gone
+ * (the writer's adds read first: they are at most those in the sample). */
+static bool inval_gone_writer(const struct inval_phase *ph, uint64_t added,
+			      const struct mem_sample *m)
+{
+	uint64_t dropped = ph->nr_negative_filled - INVAL_CHURN_NAMES;
+	uint64_t held = ph->neg_at_call + (added - ph->added_at_call);
+	uint64_t gone = held > m->nr_negative ? held - m->nr_negative : 0;
+
+	return gone * 100 >= dropped * (100 - INVAL_GONE_PCT);
+}
+
 /* Sample until all but INVAL_GONE_PCT% of the fill's growth is back, or the timeout. */
 static void inval_watch(udc_cache *c, size_t limit, double timeout, struct inval_phase *ph)
 {
@@ -538,9 +591,12 @@ static void inval_watch(udc_cache *c, size_t limit, double timeout, struct inval
 	ph->w.limit = limit;
 	t0 = next = now_ns();
 	for (;;) {
+		/* relaxed: see Ordering */
+		uint64_t added = atomic_load_explicit(&ph->churn->added, memory_order_relaxed);
 		const struct mem_sample *m = watch_sample(&ph->w);
 
-		if (m->bytes <= ph->before + gone_slack) {
+		if (ph->churn->writer ? inval_gone_writer(ph, added, m) :
+					m->bytes <= ph->before + gone_slack) {
 			ph->gone = true;
 			ph->gone_sec = (double)(m->t_ns - t0) / 1e9;
 			break;
@@ -559,14 +615,14 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 {
 	struct inval_churn *ch = threads_alloc(1, sizeof(*ch));
 	struct udc_stats st = { .size = sizeof(st) };
-	struct stop_flag stop;
+	struct stop_flag stop, called;
 	pthread_barrier_t start;
 	uint64_t t0;
 	udc_cache *c;
 	int rc;
 
 	c = policy_cache(opt, limit, NULL);
-	policy_add_dirs(c, DIR_OTHER + 1);
+	policy_add_dirs(c, opt->writer ? DIR_SPREAD + INVAL_WRITER_DIRS : DIR_OTHER + 1);
 	inval_add_negatives(c, DIR_OTHER, "other-", INVAL_CHURN_NAMES);
 	ph->before = cache_bytes(c);
 	ph->rss_before = rss_bytes();
@@ -584,14 +640,26 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 	ph->declined_filled = st.negatives_declined;
 
 	atomic_init(&stop.raised, false);
+	atomic_init(&called.raised, false);
 	barrier_init(&start, 2);
 	ch->c = c;
 	ch->start = &start;
 	ch->stop = &stop;
+	ch->called = &called;
+	ch->writer = opt->writer;
+	ph->churn = ch; /* inval_watch reads its writer's count */
 	ch->rng = thread_rng(opt->seed, 2000 + ph->kind);
 	thread_start(&ch->tid, inval_churn_main, ch);
 	pthread_barrier_wait(&start);
 
+	/* The churn thread's calls before the garbage. */
+	struct timespec before_end = ns_to_ts(now_ns() + seconds_ns(INVAL_BEFORE_SEC));
+	sleep_until(&before_end);
+	/* relaxed: see Ordering; read before the stats (inval_gone_writer) */
+	ph->added_at_call = atomic_load_explicit(&ch->added, memory_order_relaxed);
+	udc_stats_get(c, &st);
+	ph->neg_at_call = st.nr_negative;
+	stop_raise(&called);
 	t0 = now_ns();
 	if (ph->kind == INVAL_DIR)
 		rc = udc_invalidate_dir(c, dir_ino(DIR_TARGET));
@@ -610,7 +678,6 @@ static void inval_run_phase(const struct options *opt, uint64_t names, uint64_t 
 	stop_raise(&stop);
 	thread_join(ch->tid);
 	pthread_barrier_destroy(&start);
-	ph->churn = ch;
 	ph->st.size = sizeof(ph->st);
 	udc_stats_get(c, &ph->st);
 	ph->stats_rss = rss_bytes();
@@ -653,8 +720,10 @@ static void rep_inval_phase(struct report *r, const struct inval_phase *ph, uint
 	rep_f64(r, "garbage_left_pct", "garbage left % of fill",
 		growth > 0 ? 100.0 * (double)left / (double)growth : NAN, 1);
 	rep_u64(r, "churn_lookups", "churn lookups", ph->churn->lookups);
-	rep_u64(r, "churn_adds", "churn re-adds", ph->churn->adds);
+	rep_u64(r, "churn_adds", ph->churn->writer ? "churn adds (writer)" : "churn re-adds",
+		ph->churn->adds);
 	rep_u64(r, "churn_wrong", "churn wrong answers", ph->churn->wrong);
+	rep_latency(r, "churn_before_latency_ns", "churn before ns.", &ph->churn->lat_before);
 	rep_latency(r, "churn_latency_ns", "churn ns.", &ph->churn->lat);
 	rep_u64(r, "nr_negative_end", "negatives held at end", ph->st.nr_negative);
 	rep_u64(r, "evictions_end", "evictions at end", ph->st.evictions);
@@ -669,6 +738,9 @@ static void rep_inval_phase(struct report *r, const struct inval_phase *ph, uint
 			 "%s: the cache held %" PRIu64 " of %" PRIu64
 			 " negatives (it declined the rest)",
 			 what, ph->nr_negative_filled, names);
+	if (ph->churn->writer && (ph->st.negatives_declined > ph->declined_filled ||
+				  ph->w.max_bytes + 2 * mem_slack(ph->w.limit) > ph->w.limit))
+		rep_warn(r, "%s: the writer's negatives neared the limit or were declined", what);
 	if (!ph->gone)
 		rep_warn(r, "%s: garbage not gone after %.1f s: %" PRId64 " bytes left", what,
 			 ph->watched_sec, left);
@@ -699,6 +771,8 @@ int run_invalidate(const struct options *opt)
 	rep_u64(&r, "names", "names (negatives)", names);
 	rep_u64(&r, "positives", "positives (added first)", positives);
 	rep_u64(&r, "churn_names", "churn thread's names", INVAL_CHURN_NAMES);
+	rep_bool(&r, "writer", "churn thread is a writer", opt->writer);
+	rep_f64(&r, "before_seconds", "churn timed before the call s", INVAL_BEFORE_SEC, 1);
 	rep_hex(&r, "seed", "seed", opt->seed);
 	rep_u64(&r, "memory_limit", "memory limit (bytes)", limit);
 	rep_bool(&r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);

@@ -70,6 +70,7 @@ struct options {
 	unsigned copies;       /* replay: copies of each trace's tree in the store */
 	unsigned churn_threads; /* threads: short-lived threads at a time (0: none) */
 	bool no_reclaim_thread;
+	bool writer;	       /* invalidate: the churn thread adds unique negatives */
 	bool json;
 	bool csv;
 	/* Given on the command line (frag and the policy workloads have defaults of their own). */
@@ -214,6 +215,8 @@ uint64_t cache_bytes(udc_cache *c);
 #define HOTSET_CLIENT_JOB 1	/* struct udc_call.client of the periodic job, */
 #define HOTSET_CLIENT_SCAN 2	/* and of the scanners */
 #define INVAL_GONE_PCT 10	/* gone: back to before the fill + 10% of its growth */
+#define INVAL_BEFORE_SEC 2.0	/* invalidate: the churn thread's window before the call */
+#define INVAL_WRITER_DIRS 1024	/* invalidate --writer: directories its names go round-robin to */
 #define HOTSET_SCAN_DIRS 64	/* the scanners' unique names are spread over these */
 #define BUILD_DIRS 8		/* buildtrace: the include search path */
 #define BUILD_HEADERS 5000

@@ -317,6 +317,9 @@ static void usage_studies(FILE *f)
 		"      --positives N       invalidate: positives (regular files) added to the\n"
 		"                          directory before the negatives (default --names / 8,\n"
 		"                          rounded up, so its bound admits every negative)\n"
+		"      --writer            invalidate: the churn thread adds unique negatives\n"
+		"                          over %d other directories instead of looking up\n"
+		"                          4096 names (garbage gone: by the negatives held)\n"
 		"      --headers N         buildtrace: headers in the universe (default %" PRIu64
 		")\n"
 		"      --includes N        buildtrace: distinct headers included per unit\n"
@@ -333,7 +336,8 @@ static void usage_studies(FILE *f)
 		"  -h, --help              print this help and exit\n"
 		"\n",
 		d->object_size, d->remove_ratio, d->hot, d->period_ms, d->scan_dirs, d->scan_client,
-		d->headers, d->includes, d->unique, d->units, d->scratch_dirs, (uint64_t)DEFAULT_SEED);
+		INVAL_WRITER_DIRS, d->headers, d->includes, d->unique, d->units, d->scratch_dirs,
+		(uint64_t)DEFAULT_SEED);
 }
 
 /* What the workloads check and do, and the exit status. */
@@ -410,6 +414,7 @@ enum {
 	OPT_MEM_CSV,
 	OPT_CSV,
 	OPT_CHURN_THREADS,
+	OPT_WRITER,
 };
 
 static const struct option longopts[] = {
@@ -445,6 +450,7 @@ static const struct option longopts[] = {
 	{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "churn-threads", required_argument, NULL, OPT_CHURN_THREADS },
+	{ "writer", no_argument, NULL, OPT_WRITER },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
@@ -560,6 +566,9 @@ static bool parse_study(int ch, struct options *opt)
 	case OPT_SCAN_CLIENT:
 		opt->scan_client =
 			(uint32_t)parse_u64("--scan-client", optarg, 0, UINT32_MAX);
+		return true;
+	case OPT_WRITER:
+		opt->writer = true;
 		return true;
 	case OPT_POSITIVES:
 		opt->positives = parse_u64("--positives", optarg, 0, MAX_NAMES);
