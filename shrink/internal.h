@@ -92,6 +92,10 @@ void sweep_destroy(struct shrink *sh);
 /* The limit becomes @limit: the ghost table shrinks to it (lock held,
  * outside rcu_read_lock).  0, or -ENOMEM and nothing changed. */
 int sweep_limit_changed(struct shrink *sh, size_t limit);
+/* The ghost table's due growth in bytes (0: none), and its growth when
+ * @room bytes under the limit hold it (sh->lock held). */
+size_t sweep_ghosts_growth(struct shrink *sh);
+void sweep_ghosts_grow(struct shrink *sh, size_t room);
 /* Sweep until about @bytes of entries are evicted, lock held: the slot
  * bytes evicted. */
 size_t sweep_reclaim(struct shrink *sh, size_t bytes);

@@ -74,11 +74,12 @@ size_t shrink_slack(const struct shrink *sh)
 	return reclaim_slack(shrink_limit(sh));
 }
 
-/* bytes_used as reclaim sees it: with the tables' due growth, which is
- * made only once there is room for it (tables_resize). */
-static size_t reclaim_used(struct udc_cache *c)
+/* bytes_used as reclaim sees it: with the tables' and the ghosts' due
+ * growth, which is made only once there is room for it (tables_resize,
+ * sweep_ghosts_grow). */
+static size_t reclaim_used(struct shrink *sh)
 {
-	return cache_bytes_used(c) + cache_tables_growth(c);
+	return cache_bytes_used(sh->c) + cache_tables_growth(sh->c) + sweep_ghosts_growth(sh);
 }
 
 /* Resize the tables that are due, within the room under the limit;
@@ -178,6 +179,10 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 	UDC_PROBE(reclaim, source, bytes, got);
 	dir_reap(sh->c, DIR_REAP_BATCH, true);
 	slab_hold_end();
+	/* The room made, the ghosts grow into it when it holds them. */
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+	size_t used = cache_bytes_used(sh->c) + cache_tables_growth(sh->c);
+	sweep_ghosts_grow(sh, limit > used ? limit - used : 0);
 	return got;
 }
 
@@ -232,7 +237,7 @@ static void reclaim_calls(struct shrink *sh)
 	}
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
-	size_t used = reclaim_used(sh->c);
+	size_t used = reclaim_used(sh);
 	size_t low = limit > slack / 2 ? limit - slack / 2 : 0;
 
 	/*
@@ -266,14 +271,14 @@ static void reclaim_calls(struct shrink *sh)
 	}
 	stat_add(cache_stats(sh->c), throttled, 1);
 	udc_mutex_lock(&sh->lock);
-	used = reclaim_used(sh->c);
+	used = reclaim_used(sh);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		reclaim_evict(sh, used - limit + slack / 4, UDC_PROBE_RECLAIM_THROTTLE);
-		used = reclaim_used(sh->c);
+		used = reclaim_used(sh);
 		if (used <= limit + slack / 2)
 			break;
 		frees_wait(sh);
-		used = reclaim_used(sh->c);
+		used = reclaim_used(sh);
 	}
 	udc_mutex_unlock(&sh->lock);
 }
@@ -359,7 +364,7 @@ static bool reclaim_background(struct shrink *sh)
 	bool more = false;
 
 	while (batches > 0) {
-		size_t used = reclaim_used(sh->c);
+		size_t used = reclaim_used(sh);
 		if (used <= low + slack / 2)
 			break;
 		size_t want = used - low < RECLAIM_THREAD_BYTES ? used - low : RECLAIM_THREAD_BYTES;
@@ -388,7 +393,7 @@ static bool reclaim_background(struct shrink *sh)
 	}
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
-		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh->c) > low);
+		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh) > low);
 		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)

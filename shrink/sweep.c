@@ -161,6 +161,34 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
 	return 0;
 }
 
+/*
+ * Evictions start: ghosts for as many entries as the cache holds, grown
+ * only (the cache empties as it is swept).  The growth is counted as used
+ * before it is made (sweep_ghosts_growth, in reclaim_used), so that
+ * eviction makes room for it first: made at once when evictions began, a
+ * 4 MiB table at a 128 MiB limit took bytes_used 5 MiB past the limit (the
+ * soak, without the reclaim thread; a 2 MiB one at 64 MiB, 1.9 MiB).
+ */
+size_t sweep_ghosts_growth(struct shrink *sh)
+{
+	/* relaxed: an estimate off the lock; sweep_ghosts_grow looks again */
+	uint32_t have = atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1;
+	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
+
+	return want > have ? ghost_table_bytes(want) : 0;
+}
+
+void sweep_ghosts_grow(struct shrink *sh, size_t room)
+{
+	lock_assert_held(&sh->lock);
+	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
+
+	/* Not now if it does not fit; -ENOMEM keeps the size: fewer ghosts. */
+	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1 &&
+	    ghost_table_bytes(want) <= room)
+		ghost_resize(sh, want);
+}
+
 int sweep_create(struct shrink *sh)
 {
 	/* Small: ghosts are for evictions, and the table grows when they start. */
@@ -495,12 +523,6 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 				(HITS_MAX + 1) +
 			8;
 
-	/* Evictions start: ghosts for as many entries as the cache holds,
-	 * grown only (the cache empties as it is swept); a table that cannot
-	 * grow now keeps its size: fewer ghosts. */
-	uint32_t want = ghost_slots_wanted(c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
-	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1)
-		ghost_resize(sh, want);
 	/* Open pages that have not filled for a while become sweepable (the
 	 * others hold the newest entries: FIFO takes them last, below). */
 	open_release(c, slab_now_ms() - SWEEP_OPEN_MAX_MS);

@@ -282,6 +282,40 @@ Test(bounds, one_client_without_the_thread_never_throttles, .timeout = 300)
 	udc_destroy(c);
 }
 
+/*
+ * The ghost table grows when evictions start, to about one slot per entry
+ * held: 2 MiB of it at a 64 MiB limit, three times the slack.  Its growth
+ * is made room for like the name table's; before, it was made at once,
+ * and bytes_used went past limit + slack by about the table's size until
+ * the next call's throttle (the 128 MiB soak: 5 MiB past the limit).
+ * bytes_used is read after every call (cache_bytes_used: the stats sum
+ * every thread's counters, too slow for a million calls).
+ */
+Test(bounds, ghost_table_growth_stays_within_the_bound, .timeout = 300)
+{
+	const size_t limit = (size_t)64 << 20;
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, limit);
+	struct udc_stats st = tc_stats(c);
+	const size_t bound = limit + st.bytes_slack;
+	size_t max = 0;
+	char nm[32];
+
+	for (unsigned i = 0; i < 1200000; i++) {
+		int len = snprintf(nm, sizeof(nm), "ghost-%010u", i);
+		cr_assert_eq(udc_add_negative(c, 100 + i % 256, nm, (size_t)len, 0), 0);
+		size_t used = cache_bytes_used(c);
+		if (used > max)
+			max = used;
+		cr_assert_leq(used, bound, "call %u: bytes_used %zu past the bound %zu", i, used, bound);
+	}
+	st = tc_stats(c);
+	fprintf(stderr, "ghosts at 64 MiB: max bytes_used %.4f x limit, bound %.4f, %llu evictions\n",
+		(double)max / (double)limit, (double)bound / (double)limit,
+		(unsigned long long)st.evictions);
+	cr_assert_gt(st.evictions, 100000, "the limit did not bind");
+	udc_destroy(c);
+}
+
 /* A client scanning unique names fills its share of probation and no more:
  * the other client's negatives stay. */
 Test(bounds, a_scanning_client_keeps_to_its_share)
