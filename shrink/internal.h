@@ -53,6 +53,7 @@ struct shrink {
 	                                   * (relaxed; written under lock) */
 	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag */
 	struct ghost_table *_Atomic ghosts;   /* RCU: replaced under lock, freed by call_rcu */
+	_Atomic uint32_t ghost_slots;     /* its slots, for reads off the lock (relaxed) */
 	struct rcu_pending rcu_pending;   /* replaced ghost tables not yet freed */
 
 	/* --- one pass at a time: what follows is protected by lock

@@ -172,6 +172,7 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
 		return -ENOMEM;
 	/* release: publishes the filled table (pairs with the acquire loads below) */
 	atomic_store_explicit(&sh->ghosts, g, memory_order_release);
+	atomic_store_explicit(&sh->ghost_slots, n, memory_order_relaxed);   /* a size hint */
 	rcu_pending_add(&sh->rcu_pending);
 	call_rcu(&old->rcu, ghost_table_free_rcu);
 	return 0;
@@ -187,8 +188,9 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
  */
 size_t sweep_ghosts_growth(struct shrink *sh)
 {
-	/* relaxed: an estimate off the lock; sweep_ghosts_grow looks again */
-	uint32_t have = atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1;
+	/* relaxed: an estimate off the lock (the table itself may be freed
+	 * under us: its size is kept apart); sweep_ghosts_grow looks again */
+	uint32_t have = atomic_load_explicit(&sh->ghost_slots, memory_order_relaxed);
 	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 
 	return want > have ? ghost_table_bytes(want) : 0;
@@ -213,6 +215,7 @@ int sweep_create(struct shrink *sh)
 	if (!g)
 		return -ENOMEM;
 	atomic_init(&sh->ghosts, g);
+	atomic_init(&sh->ghost_slots, GHOST_MIN_SLOTS);
 	atomic_init(&sh->neg_share, NEG_SHARE_INIT);
 	return 0;
 }
