@@ -16,7 +16,9 @@
  *
  * Locking:
  *   entry_evict and entry_move take the entry's stripe lock outside
- *   rcu_read_lock (mutate.c's rule); entry_move takes the directory's
+ *   rcu_read_lock (mutate.c's rule); entry_evict first walks the entry's
+ *   chain without it (entry_chain_warm), so that the stripe is held for
+ *   the unlink, not for cache misses; entry_move takes the directory's
  *   spinlock inside it for a positive's children link.  Under the stripe,
  *   published says whether the entry is in the table (every publish,
  *   replace and delete holds the stripe), so no lookup is needed to find
@@ -89,11 +91,33 @@ uint8_t entry_client_tag(const struct udc_entry *e)
 	return e->kind == ENT_NEGATIVE ? neg_client(e) : 0;
 }
 
+/*
+ * Walk @key's hash chain under rcu_read_lock, before its stripe is taken:
+ * cds_lfht_del walks the same chain, and its cache misses (the bucket and
+ * the nodes, entries hashed all over the table) were most of a stripe's
+ * hold in a sweep of garbage; a writer that wanted the stripe while the
+ * sweeper was preempted holding it waited for the scheduler (BENCHMARKS.md,
+ * issue 13, writers during a garbage sweep).  False if @e is no longer
+ * the table's entry for @key (then nobody needs the stripe for it).
+ */
+static bool entry_chain_warm(struct udc_cache *c, const struct udc_entry *e,
+			     const struct entry_key *key)
+{
+	const struct name_key k = { .dir = key->dir, .name = key->name, .len = key->len };
+
+	rcu_read_lock();
+	bool found = entry_find_rcu(c, key->hash, &k) == e;
+	rcu_read_unlock();
+	return found;
+}
+
 bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key)
 {
 	struct stripe *s = stripe_of(c, key->hash);
 	bool gone = false;
 
+	if (!entry_chain_warm(c, e, key))
+		return false;
 	udc_mutex_lock(&s->lock);
 	rcu_read_lock();
 	/* relaxed: written under this stripe lock, which we hold */

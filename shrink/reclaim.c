@@ -29,6 +29,18 @@
  *   (slab_hold_end) and cds_lfht_resize() are called with shrink_lock held:
  *   no RCU callback and no reader takes it.
  *
+ * Scheduling: the reclaim thread runs as SCHED_BATCH: its fair share of
+ *   the CPU as before, but a wake-up of it never preempts the thread that
+ *   woke it (the kernel's wakeup preemption skips non-SCHED_NORMAL tasks).
+ *   Its wake-ups come from the callers: a stripe lock it waited for, a
+ *   grace period it waits in (the reader's rcu_read_unlock wakes it).  As
+ *   SCHED_NORMAL it took the waker's CPU for its whole batch, a caller's
+ *   call waited milliseconds for the scheduler (perf sched_switch, the
+ *   writer during a 10 M-entry garbage sweep; BENCHMARKS.md, issue 13).
+ *   Its garbage batches land their own frees (slab_hold), for the same
+ *   reason: liburcu's call_rcu thread is SCHED_NORMAL, and running those
+ *   callbacks (frees, pages given back) it took the callers' CPUs too.
+ *
  * Ordering:
  *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
  *   space ageing batches and trims.
@@ -37,6 +49,7 @@
 #include "common/probe.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -388,7 +401,11 @@ static bool reclaim_background(struct shrink *sh)
 	}
 	for (bool stale = true; stale && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
+		/* Held: the batch's frees and the pages it empties land in this
+		 * thread (see Scheduling), not in liburcu's call_rcu thread. */
+		slab_hold_begin();
 		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
+		slab_hold_end();
 		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
@@ -420,6 +437,8 @@ static void *reclaimer_main(void *arg)
 	struct shrink *sh = arg;
 
 	engine_thread_enter();
+	/* best effort: see Scheduling (without it, the thread is as before) */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){ 0 });
 	pthread_mutex_lock(&sh->reclaimer_lock);
 	while (!sh->reclaimer_stop) {
 		pthread_mutex_unlock(&sh->reclaimer_lock);
