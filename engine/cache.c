@@ -123,6 +123,23 @@ bool cache_tables_resize_due(struct udc_cache *c)
 	       table_shrink_due(&c->dirs_buckets, NR_DIRS(c));
 }
 
+/* A due resize of a table walks the larger of its sizes before and after. */
+static size_t table_resize_work(const _Atomic size_t *buckets, int64_t count)
+{
+	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
+	size_t target = table_target(count);
+
+	if (!table_growth(buckets, count) && !table_shrink_due(buckets, count))
+		return 0;
+	return target > b ? target : b;
+}
+
+size_t cache_tables_resize_work(struct udc_cache *c)
+{
+	return table_resize_work(&c->names_buckets, NR_ENTRIES(c)) +
+	       table_resize_work(&c->dirs_buckets, NR_DIRS(c));
+}
+
 static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t count,
 			 size_t *room)
 {

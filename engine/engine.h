@@ -51,6 +51,8 @@ size_t entry_slabs_bytes(struct udc_cache *c);  /* both slabs' pages */
 /* The bytes the tables' due growths would add (reclaim makes room first). */
 size_t cache_tables_growth(struct udc_cache *c);
 bool cache_tables_resize_due(struct udc_cache *c);
+/* The buckets a due resize of the tables walks (0: none due). */
+size_t cache_tables_resize_work(struct udc_cache *c);
 /* Resize the tables that are due, growing only within @room bytes; one
  * caller at a time (the policy's lock), outside rcu_read_lock; blocks. */
 void cache_tables_resize(struct udc_cache *c, size_t room);

@@ -35,7 +35,7 @@
  * the buckets (engine/cache.c), not the struct.
  *
  * Locking: none of its own.  Resizes of one table are serialised by the
- * caller (shrink_lock); liburcu calls the callbacks in the resizing
+ * caller (shrink's resize_lock); liburcu calls the callbacks in the resizing
  * thread, under its resize_mutex.  table_free (udc_destroy) runs alone.  table_making is thread-local: set and
  * taken within one cds_lfht_new call.
  *

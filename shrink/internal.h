@@ -36,6 +36,17 @@
 #include "engine/engine.h"
 #include "shrink/shrink.h"
 
+#include <time.h>
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 #define CLIENT_TAGS 64                 /* client ids fold to tags 1..63 (0: anonymous) */
 #define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
 #define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
@@ -69,12 +80,24 @@ struct shrink {
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */
 	uint64_t garbage_round_ns;        /* when the last round began (CLOCK_MONOTONIC) */
+	_Atomic uint64_t garbage_inline_next_ns;  /* without the thread: when a call may
+	                                           * sweep garbage next (read off the lock) */
 	uint64_t garbage_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's */
 	uint64_t adapt_ms;                /* neg_share's last adaptation */
 	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
 
+	/* --- the tables' resizes: one at a time, off lock (seconds, for
+	 * tables of millions of buckets) --- */
+	struct udc_mutex resize_lock;     /* serialises cache_tables_resize; never
+	                                   * held with lock */
+	pthread_t resizer;                /* without the reclaim thread: a big
+	                                   * resize's thread (reclaimer_lock) */
+	bool resizer_made;                /* it exists, not joined yet (reclaimer_lock) */
+	atomic_bool resizer_busy;         /* it has not finished its resize */
+
 	/* --- the reclaim thread (the reclaimer; "thread" alone is the caller) --- */
-	pthread_mutex_t reclaimer_lock;   /* protects reclaimer_stop; with reclaimer_cond */
+	pthread_mutex_t reclaimer_lock;   /* protects reclaimer_stop and the resizer's
+	                                   * state; with reclaimer_cond */
 	pthread_cond_t reclaimer_cond;    /* wakes it: a stop or a kick */
 	bool reclaimer_stop;
 	atomic_bool reclaimer_kicked;     /* a client asked for a pass since the last wake-up */

@@ -25,9 +25,14 @@
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
  *   of eviction, an ageing batch or a compaction batch).  thread_lock
  *   protects thread_stop and is never held with another lock.
- *   entry_frees_wait() (which waits for call_rcu callbacks), synchronize_rcu()
- *   (slab_hold_end) and cds_lfht_resize() are called with shrink_lock held:
- *   no RCU callback and no reader takes it.
+ *   entry_frees_wait() (which waits for call_rcu callbacks) and
+ *   synchronize_rcu() (slab_hold_end) are called with shrink_lock held: no
+ *   RCU callback and no reader takes it.  The tables' resizes are not:
+ *   resize_lock serialises them and is never held with shrink_lock (by
+ *   a call, with a trylock; by the reclaim thread, udc_shrink and the
+ *   resizer thread), because a resize of millions of buckets takes
+ *   seconds and a throttled call waits for shrink_lock.  reclaimer_lock
+ *   also guards the resizer thread's making and joining.
  *
  * Scheduling: the reclaim thread runs as SCHED_BATCH: its fair share of
  *   the CPU as before, but a wake-up of it never preempts the thread that
@@ -43,13 +48,17 @@
  *
  * Ordering:
  *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
- *   space ageing batches and trims.
+ *   space ageing batches and trims.  resizer_busy: resizer_main's release
+ *   store of false pairs with tables_resize_calls' acquire load, so the
+ *   join that follows finds the thread returning.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,11 +72,14 @@
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
 #define STALE_INLINE_BATCH 96                      /* the same in a call (see stale_inline) */
+#define STALE_INLINE_DUTY 10                       /* ... at most 1/10 of the calls' time */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle, */
 #define RECLAIM_INLINE_DIV 4                       /* ... at most this share of the slack */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
 #define TRIM_PERIOD_MS 100                         /* retained pages not reused in it go back */
+#define RESIZE_INLINE_BUCKETS 8192                 /* a call's resize, at most (see tables_resize_calls) */
+#define RESIZER_NICE 10                            /* the resizer thread's (and liburcu's helpers') */
 
 static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
@@ -96,14 +108,23 @@ static size_t reclaim_used(struct shrink *sh)
 }
 
 /* Resize the tables that are due, within the room under the limit;
- * shrink_lock held. */
-static void tables_resize(struct shrink *sh)
+ * resize_lock held. */
+static void tables_resize_locked(struct shrink *sh)
 {
-	lock_assert_held(&sh->lock);
+	lock_assert_held(&sh->resize_lock);
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t used = cache_bytes_used(sh->c);
 
 	cache_tables_resize(sh->c, limit > used ? limit - used : 0);
+}
+
+/* The same, waiting for a resize in progress; shrink_lock not held (see
+ * Locking: a resize of millions of buckets takes seconds). */
+static void tables_resize(struct shrink *sh)
+{
+	udc_mutex_lock(&sh->resize_lock);
+	tables_resize_locked(sh);
+	udc_mutex_unlock(&sh->resize_lock);
 }
 
 /* The frees of other paths (call_rcu's: unlinks, replaced entries, the
@@ -143,14 +164,56 @@ static void spares_trim(struct shrink *sh, bool all)
 	slab_trim(cache_slab(sh->c, ENT_POSITIVE), all);
 }
 
-/* Without the thread: resize the tables that are due in this call, unless
- * a pass holds shrink_lock (liburcu resizes in the calling thread). */
-static void tables_resize_inline(struct shrink *sh)
+static void *resizer_main(void *arg)
 {
-	if (udc_mutex_trylock(&sh->lock))
-		return;
+	struct shrink *sh = arg;
+
+	engine_thread_enter();
+	/* best effort, both: see Scheduling */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){ 0 });
+	setpriority(PRIO_PROCESS, (id_t)gettid(), RESIZER_NICE);
 	tables_resize(sh);
-	udc_mutex_unlock(&sh->lock);
+	/* release: pairs with the acquire in tables_resize_calls: the thread
+	 * is about to return, so the join there does not wait */
+	atomic_store_explicit(&sh->resizer_busy, false, memory_order_release);
+	return NULL;
+}
+
+/*
+ * Without the thread: resize the tables that are due.  liburcu resizes in
+ * the calling thread, in time proportional to the buckets: up to
+ * RESIZE_INLINE_BUCKETS (about a millisecond) in this call, unless another
+ * resize is running; past it, in a thread of its own, one at a time,
+ * joined by the next one or by shrink_reclaimer_stop.  (Inline, the growth
+ * of a 32 M-bucket table held one call for 10 s; liburcu spreads resizes
+ * of more than 8192 buckets over threads it makes for them anyway.)  If
+ * the thread cannot be made, the resize waits for a later call.
+ */
+static void tables_resize_calls(struct shrink *sh)
+{
+	if (cache_tables_resize_work(sh->c) <= RESIZE_INLINE_BUCKETS) {
+		if (udc_mutex_trylock(&sh->resize_lock))
+			return;
+		tables_resize_locked(sh);
+		udc_mutex_unlock(&sh->resize_lock);
+		return;
+	}
+	/* acquire: pairs with the release at resizer_main's end */
+	if (atomic_load_explicit(&sh->resizer_busy, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&sh->reclaimer_lock);
+	if (sh->resizer_made && !atomic_load_explicit(&sh->resizer_busy, memory_order_acquire)) {
+		pthread_join(sh->resizer, NULL);   /* it has returned, or is about to */
+		sh->resizer_made = false;
+	}
+	if (!sh->resizer_made && !sh->reclaimer_stop) {
+		/* relaxed: only this lock's holders set it; resizer_main clears it */
+		atomic_store_explicit(&sh->resizer_busy, true, memory_order_relaxed);
+		sh->resizer_made = pthread_create(&sh->resizer, NULL, resizer_main, sh) == 0;
+		if (!sh->resizer_made)
+			atomic_store_explicit(&sh->resizer_busy, false, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&sh->reclaimer_lock);
 }
 
 /* Every TRIM_PERIOD_MS, by the reclaim thread or else by a call: the
@@ -214,23 +277,34 @@ static void reap_inline(struct shrink *sh)
  * Without the thread: a batch of the garbage of invalidated directories.
  * The calls pay for the whole sweep, so a call's share must stay within
  * the tail of an ordinary call: STALE_INLINE_BATCH is a page's isolation
- * (SLAB_COMPACT_PAGE_COST) and 64 entries, a 70 us median writer call
- * during a 10 M-entry sweep here (a stale entry's cds_lfht_del is ~1 us
- * of cache misses); 256 units made it ~200 us at 3 M.  Under
- * SLAB_COMPACT_PAGE_COST + 1 a batch visits no entry at all (slab_sweep
- * re-isolates its page each call).  Not done: the writers' p99.99 during
- * the sweep is still 66-84 ms against 0.05-5 ms before it, and 1.7% of
- * their calls pass 1 ms (BENCHMARKS.md, issue 13): something besides the
- * batch (frees landing, pages going back) is not bounded yet.
+ * (SLAB_COMPACT_PAGE_COST) and 64 entries, ~60 us (a stale entry's
+ * cds_lfht_del is ~1 us of cache misses); under SLAB_COMPACT_PAGE_COST + 1
+ * a batch visits no entry at all (slab_sweep re-isolates its page each
+ * call).  And the calls spend at most 1/STALE_INLINE_DUTY of their time
+ * in it: after a batch of t ns, none for (STALE_INLINE_DUTY - 1) t.  With
+ * every call sweeping, a writer's calls were 60 us each for the whole
+ * sweep, so it ran inside a call nearly all the time and every preemption
+ * of it (the call_rcu thread landing the sweep's frees) was a call of
+ * milliseconds: p99.99 3-8 ms against 0.05-0.5 ms before (BENCHMARKS.md,
+ * issue 13).  Stale entries answer nothing, and eviction drops them first
+ * when memory is wanted, so a slower sweep costs only the memory they hold
+ * meanwhile.
  */
 static void stale_inline(struct shrink *sh)
 {
+	/* relaxed: an estimate and a pacing time (a race costs one batch early) */
 	if (sh->reclaimer_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
+		return;
+	uint64_t start = mono_ns();
+	if (start < atomic_load_explicit(&sh->garbage_inline_next_ns, memory_order_relaxed))
 		return;
 	if (udc_mutex_trylock(&sh->lock))
 		return;
 	if (sweep_garbage_due(sh))
 		sweep_garbage(sh, STALE_INLINE_BATCH);
+	uint64_t end = mono_ns();
+	atomic_store_explicit(&sh->garbage_inline_next_ns, end + (end - start) * (STALE_INLINE_DUTY - 1),
+			      memory_order_relaxed);
 	udc_mutex_unlock(&sh->lock);
 }
 
@@ -246,7 +320,7 @@ static void reclaim_calls(struct shrink *sh)
 		if (sh->reclaimer_running)
 			reclaimer_kick(sh);
 		else
-			tables_resize_inline(sh);   /* blocks this call for the resize */
+			tables_resize_calls(sh);
 	}
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
@@ -302,11 +376,10 @@ void shrink_after_drop(struct shrink *sh)
 	if (sh->reclaimer_running)
 		return;
 	/* Without the thread, what the drops leave behind goes with them:
-	 * the spare pages, and the name table once it is four times too big
-	 * (liburcu resizes in this thread: milliseconds, once a halving). */
+	 * the spare pages, and the name table once it is four times too big. */
 	pages_trim(sh);
 	if (cache_tables_resize_due(sh->c))
-		tables_resize_inline(sh);
+		tables_resize_calls(sh);
 }
 
 void shrink_after_call(struct shrink *sh)
@@ -358,9 +431,10 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 			;
 		frees_wait(sh);
 		spares_trim(sh, true);
-		tables_resize(sh);   /* shrinks the tables that are now too big */
 	}
 	udc_mutex_unlock(&sh->lock);
+	if (cache_tables_resize_due(sh->c))
+		tables_resize(sh);   /* shrinks the tables that are now too big */
 	return freed;
 }
 
@@ -389,11 +463,8 @@ static bool reclaim_background(struct shrink *sh)
 			break;   /* nothing evictable now (others' open pages, pending frees) */
 		more = batches == 0;
 	}
-	if (cache_tables_resize_due(sh->c)) {
-		udc_mutex_lock(&sh->lock);
-		tables_resize(sh);
-		udc_mutex_unlock(&sh->lock);
-	}
+	if (cache_tables_resize_due(sh->c))
+		tables_resize(sh);   /* off shrink_lock: see Locking */
 	for (bool aged_all = false; !aged_all && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
 		aged_all = !sweep_age(sh, AGE_BATCH);
@@ -482,13 +553,17 @@ int shrink_reclaimer_start(struct shrink *sh)
 
 void shrink_reclaimer_stop(struct shrink *sh)
 {
+	pthread_mutex_lock(&sh->reclaimer_lock);
+	sh->reclaimer_stop = true;   /* no resizer is made from here on */
+	pthread_cond_signal(&sh->reclaimer_cond);
+	pthread_mutex_unlock(&sh->reclaimer_lock);
 	if (sh->reclaimer_running) {
-		pthread_mutex_lock(&sh->reclaimer_lock);
-		sh->reclaimer_stop = true;
-		pthread_cond_signal(&sh->reclaimer_cond);
-		pthread_mutex_unlock(&sh->reclaimer_lock);
 		pthread_join(sh->reclaimer, NULL);
 		sh->reclaimer_running = false;
+	}
+	if (sh->resizer_made) {   /* it finishes its resize */
+		pthread_join(sh->resizer, NULL);
+		sh->resizer_made = false;
 	}
 	pthread_cond_destroy(&sh->reclaimer_cond);
 	pthread_mutex_destroy(&sh->reclaimer_lock);
@@ -527,7 +602,9 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	sh->no_thread = cfg->flags & UDC_CFG_NO_RECLAIM_THREAD;
 	udc_mutex_init(&sh->lock);
+	udc_mutex_init(&sh->resize_lock);
 	if (sweep_create(sh)) {
+		udc_mutex_destroy(&sh->resize_lock);
 		udc_mutex_destroy(&sh->lock);
 		mem_free(c, sh, sizeof(*sh));
 		return -ENOMEM;
@@ -539,6 +616,7 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 void shrink_destroy(struct shrink *sh)
 {
 	sweep_destroy(sh);
+	udc_mutex_destroy(&sh->resize_lock);
 	udc_mutex_destroy(&sh->lock);
 	mem_free(sh->c, sh, sizeof(*sh));
 }

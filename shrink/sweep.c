@@ -633,14 +633,6 @@ static void visit_garbage(void *arg, void *obj)
 #define STALE_ROUND_SHARE 16
 #define STALE_ROUND_NS 1000000000ull
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 bool sweep_garbage_due(struct shrink *sh)
 {
 	lock_assert_held(&sh->lock);

@@ -4,6 +4,8 @@
  * the last removals left sparse, and it evicts down to the low watermark.
  * Both are waited for by polling with a generous deadline (the thread's
  * pace is not what is tested; that it gets there with no call is).
+ * Without the thread, a resize too big for a call runs in a thread of its
+ * own (the resizer): it gets done, and udc_destroy joins it.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -206,4 +208,51 @@ Test(reclaim_thread, ages_out_what_parked_threads_added, .timeout = 120)
 	cr_assert(aged, "%llu negatives still cached %d s after their age of 200 ms",
 		  (unsigned long long)left, RT_DEADLINE_S);
 	udc_destroy(c);
+}
+
+/* Without the reclaim thread: names enough that the name table's growth
+ * is past what a call does itself (RESIZE_INLINE_BUCKETS), spread so that
+ * no directory bound declines them. */
+#define RT_RESIZE_NAMES 200000u
+#define RT_RESIZE_DIRS 64u
+
+static udc_cache *rt_fill_no_thread(void)
+{
+	char nm[64];
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, (size_t)1 << 30);
+
+	cr_assert_not_null(c);
+	for (unsigned i = 0; i < RT_RESIZE_NAMES; i++) {
+		size_t len = rt_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_add_negative(c, 10 + i % RT_RESIZE_DIRS, nm, len, 0), 0);
+	}
+	return c;
+}
+
+/* The table is sized for its entries; each poll is a call (which starts
+ * a resizer when the last one is done and a resize is due). */
+static bool rt_table_sized(udc_cache *c)
+{
+	cr_assert_eq(udc_add_negative(c, 9, "rt-poll", 7, 0), 0);
+	return !cache_tables_resize_due(c) && atomic_load(&c->names_buckets) >= RT_RESIZE_NAMES / 4;
+}
+
+Test(reclaim_thread, resizer_grows_the_table_without_the_thread, .timeout = 120)
+{
+	udc_cache *c = rt_fill_no_thread();
+
+	cr_assert(rt_wait(c, rt_table_sized), "the name table was not grown: %zu buckets for %u names",
+		  (size_t)atomic_load(&c->names_buckets), RT_RESIZE_NAMES);
+	char nm[64];
+	for (unsigned i = 0; i < RT_RESIZE_NAMES; i += 997) {   /* answers kept across it */
+		size_t len = rt_name(nm, sizeof(nm), i);
+		cr_assert_eq(udc_lookup(c, 10 + i % RT_RESIZE_DIRS, nm, len, NULL), UDC_NEGATIVE);
+	}
+	udc_destroy(c);
+}
+
+Test(reclaim_thread, destroy_joins_a_resizer)
+{
+	for (int round = 0; round < 5; round++)
+		udc_destroy(rt_fill_no_thread());   /* with a resize likely in progress */
 }
