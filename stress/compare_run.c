@@ -469,10 +469,10 @@ int run_replay(const struct options *opt)
 	rep_u64(&rp, "passes", "passes", opt->passes);
 	rep_u64(&rp, "copies", "copies of each trace's tree", opt->copies);
 	rep_bool(&rp, "reclaim_thread", "reclaim thread", !opt->no_reclaim_thread);
-	rep_arr_begin(&rp, "traces");
 	rep_bool(&rp, "mix", "every trace in one replay", opt->mix);
 	rep_u64(&rp, "max_entries", "entry limit (lru-mutex, s3fifo; 0 none)", opt->max_entries);
 	rep_u64(&rp, "seed", "seed (the lanes' interleaving)", opt->seed);
+	rep_arr_begin(&rp, "traces");
 	for (unsigned k = 0; k < opt->nr_traces; k += opt->mix ? opt->nr_traces : 1) {
 		bool f;
 
