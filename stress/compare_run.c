@@ -336,34 +336,90 @@ static void replay_sample(void *arg, void *cache, const struct udc_stats *st)
 		watch_sample(w);
 }
 
-/* Replay trace k and report it; its wrong answers, *failed if past the bound. */
-static uint64_t replay_one(const struct options *opt, const struct impl *impl, size_t limit,
-			   unsigned k, struct report *rp, bool *failed)
+/* The mean of sum over n samples (0 with none). */
+static double mean_of(uint64_t sum, uint64_t n)
 {
-	struct replay_trace *t;
-	struct replay_summary sm;
+	return n ? (double)sum / (double)n : 0.0;
+}
+
+/* What replay_result says per component, of the entries held and of the optimum. */
+static void replay_report_measures(struct report *rp, const struct options *opt,
+				   const struct replay_result *res)
+{
+	uint64_t lookups = res->backend_positive + res->backend_negative;
+	double entries = mean_of(res->entries_sum, res->samples);
+	char series[REPLAY_SERIES * 21 + 1];
+	size_t o = 0;
+
+	rep_u64(rp, "lanes", "lanes (process trees replayed at once)", res->lanes);
+	rep_u64(rp, "components", "components walked", res->components);
+	rep_u64(rp, "components_negative", "components the store lacks", res->components_negative);
+	rep_u64(rp, "backend_positive", "backend lookups, positive", res->backend_positive);
+	rep_u64(rp, "backend_negative", "backend lookups, negative", res->backend_negative);
+	rep_u64(rp, "backend_readlinks", "backend readlinks", res->backend_readlinks);
+	rep_f64(rp, "component_hit_ratio", "component hit ratio",
+		res->components ? 1.0 - (double)lookups / (double)res->components : 0.0, 5);
+	rep_u64(rp, "negative_hits", "negative component hits",
+		res->components_negative > res->backend_negative
+			? res->components_negative - res->backend_negative
+			: 0);
+	rep_f64(rp, "entries_mean", "entries held, mean (last pass)", entries, 1);
+	rep_u64(rp, "entries_max", "entries held, max (last pass)", res->entries_max);
+	rep_f64(rp, "negatives_mean", "negatives held, mean (last pass)",
+		mean_of(res->negatives_sum, res->samples), 1);
+	rep_f64(rp, "bytes_used_mean", "bytes_used, mean (last pass)",
+		mean_of(res->bytes_used_sum, res->samples), 0);
+	rep_f64(rp, "bytes_per_entry", "bytes_used per entry held (means)",
+		entries > 0 ? mean_of(res->bytes_used_sum, res->samples) / entries : 0.0, 1);
+	for (unsigned k = 0; k < REPLAY_SERIES; k++)
+		o += (size_t)snprintf(series + o, sizeof(series) - o, "%s%" PRIu64, k ? " " : "",
+				      res->entries_series[k]);
+	rep_str(rp, "entries_series", "entries held over the pass (16ths)", series);
+	if (opt->optimum) {
+		rep_u64(rp, "optimum_entries", "optimum: entries", opt->optimum);
+		rep_u64(rp, "optimum_misses", "optimum: component misses (Belady)",
+			res->optimum_misses);
+	}
+}
+
+/* Replay traces [first, first + n) at once (one, or the --mix) and report
+ * them; their wrong answers, *failed if past the bound. */
+static uint64_t replay_group(const struct options *opt, const struct impl *impl, size_t limit,
+			     unsigned first, unsigned n, struct report *rp, bool *failed)
+{
+	struct replay_trace *t[n];
+	struct replay_summary sm, one;
 	struct replay_result res;
 	struct mem_watch mw = { .impl = impl, .limit = limit, .period_ns = SAMPLE_NS };
 	struct replay_opts ro = { .memory_limit = limit,
 				  .passes = opt->passes,
 				  .no_reclaim_thread = opt->no_reclaim_thread,
 				  .copies = opt->copies,
+				  .max_entries = opt->max_entries,
+				  .seed = opt->seed,
+				  .optimum_entries = opt->optimum,
 				  .sample = replay_sample,
 				  .sample_arg = &mw };
 	char err[256], label[64];
-	int rc = replay_load(opt->traces[k], &t, err, sizeof(err));
-	uint64_t t0 = now_ns(), t1;
+	const char *file = n == 1 ? opt->traces[first] : "mix";
 
-	if (rc < 0)
-		die("replay: %s", err);
-	replay_summary(t, &sm);
-	rc = replay_run_opts(impl, t, &ro, &res);
+	memset(&sm, 0, sizeof(sm));
+	for (unsigned k = 0; k < n; k++) {
+		if (replay_load(opt->traces[first + k], &t[k], err, sizeof(err)) < 0)
+			die("replay: %s", err);
+		replay_summary(t[k], &one);
+		sm.lines += one.lines;
+		sm.syscalls_parsed += one.syscalls_parsed;
+		sm.lines_skipped += one.lines_skipped;
+	}
+	uint64_t t0 = now_ns(), t1;
+	int rc = replay_run_mix(impl, (const struct replay_trace *const *)t, n, &ro, &res);
 	t1 = now_ns();
 	if (rc < 0)
-		die("replay %s: %s: %s", opt->traces[k], impl->name, strerror(-rc));
-	snprintf(label, sizeof(label), "trace %u.", k);
+		die("replay %s: %s: %s", file, impl->name, strerror(-rc));
+	snprintf(label, sizeof(label), "trace %u.", first);
 	rep_obj_begin(rp, NULL, label);
-	rep_str(rp, "trace", "file", opt->traces[k]);
+	rep_str(rp, "trace", "file", file);
 	rep_u64(rp, "lines", "lines", sm.lines);
 	rep_u64(rp, "syscalls", "syscalls parsed", sm.syscalls_parsed);
 	rep_u64(rp, "lines_skipped", "lines skipped", sm.lines_skipped);
@@ -384,13 +440,15 @@ static uint64_t replay_one(const struct options *opt, const struct impl *impl, s
 	rep_u64(rp, "nr_positive_end", "positives held at the end", res.nr_positive_end);
 	rep_u64(rp, "evictions_end", "evictions", res.evictions_end);
 	rep_f64(rp, "seconds", "seconds (last pass)", res.seconds, 4);
+	replay_report_measures(rp, opt, &res);
 	*failed = rep_memory(rp, &mw, t0, t1) && impl->bounded;
 	rep_obj_end(rp);
 	if (res.wrong)
-		rep_warn(rp, "%s: %" PRIu64 " wrong answers; first: %s", opt->traces[k], res.wrong,
+		rep_warn(rp, "%s: %" PRIu64 " wrong answers; first: %s", file, res.wrong,
 			 res.first_wrong);
 	watch_free(&mw);
-	replay_free(t);
+	for (unsigned k = 0; k < n; k++)
+		replay_free(t[k]);
 	return res.wrong;
 }
 
@@ -411,11 +469,15 @@ int run_replay(const struct options *opt)
 	rep_u64(&rp, "passes", "passes", opt->passes);
 	rep_u64(&rp, "copies", "copies of each trace's tree", opt->copies);
 	rep_bool(&rp, "reclaim_thread", "reclaim thread", !opt->no_reclaim_thread);
+	rep_bool(&rp, "mix", "every trace in one replay", opt->mix);
+	rep_u64(&rp, "max_entries", "entry limit (lru-mutex, s3fifo; 0 none)", opt->max_entries);
+	rep_u64(&rp, "seed", "seed (the lanes' interleaving)", opt->seed);
 	rep_arr_begin(&rp, "traces");
-	for (unsigned k = 0; k < opt->nr_traces; k++) {
+	for (unsigned k = 0; k < opt->nr_traces; k += opt->mix ? opt->nr_traces : 1) {
 		bool f;
 
-		wrong_total += replay_one(opt, impl, limit, k, &rp, &f);
+		wrong_total += replay_group(opt, impl, limit, k, opt->mix ? opt->nr_traces : 1,
+					    &rp, &f);
 		failed = failed || f;
 	}
 	rep_arr_end(&rp);

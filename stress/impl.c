@@ -107,7 +107,7 @@ const struct impl impl_udcache = {
 };
 
 const struct impl *const impls[] = {
-	&impl_udcache, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_ck_hs, NULL,
+	&impl_udcache, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_ck_hs, &impl_s3fifo, NULL,
 };
 
 const struct impl *impl_find(const char *name)

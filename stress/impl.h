@@ -48,6 +48,8 @@
 
 struct impl_config {
 	size_t memory_limit; /* bytes; bounded implementations keep within it */
+	size_t max_entries;  /* lru-mutex, s3fifo: at most this many entries (0: none;
+			      * s3fifo then memory_limit / S3FIFO_ENTRY_BYTES) */
 	udc_ino root;	     /* where absolute paths start */
 	const struct udc_backend *backend; /* NULL: resolve/walk report a miss as -EAGAIN */
 	uint64_t hash_key[2];		   /* name hash key, {0,0} = the implementation's choice */
@@ -87,5 +89,6 @@ extern const struct impl impl_kernel;	 /* stress/baselines/kernel.c */
 extern const struct impl impl_lru_mutex; /* stress/baselines/lru_mutex.c */
 extern const struct impl impl_lfht;	 /* stress/baselines/lfht.c */
 extern const struct impl impl_ck_hs;	 /* stress/baselines/ck_hs.c */
+extern const struct impl impl_s3fifo;	 /* stress/baselines/s3fifo.c */
 
 #endif /* UDC_STRESS_IMPL_H */

@@ -27,6 +27,9 @@
 
 struct replay_trace; /* opaque: a parsed log and its model tree */
 
+#define REPLAY_SERIES 16       /* replay_result.entries_series: samples a pass */
+#define REPLAY_MAX_LANES 100000 /* traces x copies in one replay at most */
+
 /*
  * What replay_run() measured.  With passes > 1 the counters describe the
  * last pass only (the warm cache), except wrong, first_wrong, cache_errors
@@ -63,6 +66,21 @@ struct replay_result {
 	unsigned copies;	    /* copies of the trace's tree replayed per pass */
 	uint64_t rss_end;	    /* the process's resident bytes (/proc/self/statm)
 				     * at the end, before the cache is destroyed */
+	unsigned lanes;		    /* process trees replayed at once (traces x copies) */
+	/* Per component (the names the model walk looks up; the cache's walks
+	 * look up the same ones, so 1 - (backend_positive + backend_negative) /
+	 * components is the per-component hit ratio). */
+	uint64_t components;	      /* names walked, in the walks replayed */
+	uint64_t components_negative; /* of which the store does not hold (-ENOENT) */
+	uint64_t backend_positive;    /* of backend_calls, lookups answered 0 */
+	uint64_t backend_negative;    /* of backend_calls, lookups answered -ENOENT */
+	/* Entries held (nr_positive + nr_negative), sampled with bytes_used
+	 * every 64 events of the last pass: means are sum / samples. */
+	uint64_t samples, entries_sum, negatives_sum, bytes_used_sum, entries_max;
+	uint64_t entries_series[REPLAY_SERIES]; /* at k/REPLAY_SERIES of the pass */
+	/* replay_opts.optimum_entries: Belady's optimum over the last pass. */
+	uint64_t optimum_misses;     /* component misses of MIN at that many entries */
+	uint64_t optimum_components; /* components in the recorded stream's last pass */
 };
 
 /* Kinds of replayed events (replay_summary().by_kind). */
@@ -131,8 +149,12 @@ struct replay_opts {
 	bool no_reclaim_thread; /* impl_config.no_reclaim_thread: reclaim only in the
 				 * replaying thread, so that a replay is deterministic */
 	uint64_t hash_key[2];	/* impl_config.hash_key ({0,0}: the implementation's) */
-	unsigned copies;	/* copies of the trace's tree in the store, each
-				 * replayed in turn in every pass (0 is taken as 1) */
+	unsigned copies;	/* copies of each trace's tree in the store, each
+				 * a lane of its own (0 is taken as 1) */
+	size_t max_entries;	/* impl_config.max_entries (0: none) */
+	uint64_t seed;		/* the order the lanes' events interleave in */
+	size_t optimum_entries; /* >0: record the component stream and report
+				 * Belady's optimum at this many entries */
 	/* Called on the replaying thread with the cache and its stats every
 	 * 64 events and at the end of each pass (NULL: not called). */
 	void (*sample)(void *arg, void *cache, const struct udc_stats *st);
@@ -153,16 +175,19 @@ struct replay_opts {
  * pass shows the warm cache.  Objects that existed before the log keep their
  * inos in every pass; objects the log makes get new inos in each pass.
  *
- * With copies > 1 the store holds that many copies of the tree: every object
- * but the root has distinct inos in each copy (copy k's originals: id +
- * k * nobjs; the log's own objects: id + (pass * copies + k) * nobjs), so
- * every copy's names are distinct cache entries.  The root is the cache's
- * root, shared: each pass replays copy 0, 1, ... in turn, and between two
- * copies the store goes back to the log's start (as between passes) and the
- * root's names are told to name the next copy's objects (udc_add).  The
- * earlier copies' entries stay in the cache, unreachable, until reclaim
- * takes them: so the cache's memory grows with the copies until the limit
- * binds, and every answer is still checked against the store.
+ * With copies > 1 the store holds that many copies of the tree, each a lane
+ * (a separate process tree) of its own: lane k's root is the name "c<k>" in
+ * the cache's root, its objects have inos of their own (lane k's originals:
+ * id + (1 + k) * span; the log's own objects: id + (1 + pass * lanes + k) *
+ * span, span > every trace's object count), and its absolute paths and
+ * symlink targets are rewritten to start with "/c<k>".  Each pass replays
+ * every lane's events, each lane's in order, the lanes' interleaved in an
+ * order shuffled from opts->seed; between passes every lane's store goes
+ * back to the log's start.  Every lane's entries stay live, so the cache's
+ * memory grows with the copies until the limit binds, and every answer is
+ * still checked against the store.  A lookup whose model walk climbs ".."
+ * above the lane's root counts as unmodelled (the log's "/" is its own
+ * parent; a lane's root is not).
  *
  * Each lookup event is walked in the model first; if the model's answer is
  * not the log's outcome the event counts in out->unmodelled and is not
@@ -178,6 +203,32 @@ struct replay_opts {
  */
 int replay_run_opts(const struct impl *impl, const struct replay_trace *t,
 		    const struct replay_opts *opts, struct replay_result *out);
+
+/**
+ * replay_run_mix() - replay_run_opts() of several traces at once: nt traces,
+ * opts->copies lanes each (trace k's copy c is lane k * copies + c),
+ * interleaved as above.  The result sums every lane's counters.
+ * Return: as replay_run_opts(); -EINVAL past REPLAY_MAX_LANES lanes;
+ * -ENOMEM if the optimum's stream does not fit in memory.
+ */
+int replay_run_mix(const struct impl *impl, const struct replay_trace *const *t, unsigned nt,
+		   const struct replay_opts *opts, struct replay_result *out);
+
+/**
+ * replay_optimum() - Belady's MIN over a recorded stream of keys: the misses
+ * of a cache of @entries entries that, on a miss when full, evicts the entry
+ * whose next use is farthest (never used again first), counted from
+ * keys[@from] on (the stream before it only warms the cache).
+ * @keys: the stream (any 64-bit values; equal values are one entry).
+ * @n: its length; @from <= @n.
+ * @entries: the cache's size in entries, >= 1.
+ *
+ * Demand fetch, no bypass: every missed key is brought in (textbook MIN,
+ * the optimum of a cache that must hold what it answers).  O(n log n) time,
+ * O(n) memory.  Context: any thread.
+ * Return: the misses; UINT64_MAX if out of memory.
+ */
+uint64_t replay_optimum(const uint64_t *keys, size_t n, size_t from, size_t entries);
 
 /* replay_run() - replay_run_opts() with memory_limit and passes, the
  * implementation's reclaim thread and hash key. */

@@ -68,6 +68,9 @@ struct options {
 	unsigned nr_traces;
 	unsigned passes;       /* replay: passes over each trace */
 	unsigned copies;       /* replay: copies of each trace's tree in the store */
+	bool mix;	       /* replay: every --trace in one replay, interleaved */
+	size_t max_entries;    /* --entries: lru-mutex, s3fifo: an entry limit */
+	size_t optimum;	       /* replay: Belady's optimum at this many entries */
 	unsigned churn_threads; /* threads: short-lived threads at a time (0: none) */
 	bool no_reclaim_thread;
 	bool writer;	       /* invalidate: the churn thread adds unique negatives */
@@ -191,7 +194,7 @@ uint64_t cache_bytes(udc_cache *c);
 
 #define RMDIR_DEFAULT_NEGATIVES 100000	 /* rmdir: --names default */
 #define REPLAY_LIMIT ((size_t)64 << 20) /* replay: --memory default */
-#define REPLAY_MAX_COPIES 1000000	 /* replay: --copies at most */
+#define REPLAY_MAX_COPIES 100000	 /* replay: --copies at most (REPLAY_MAX_LANES) */
 /*
  * replay: --copies enough for each of the 8 project traces (tests/traces)
  * to fill its cache to the limit (2M, 4M, 16M) and evict, in one pass.  The

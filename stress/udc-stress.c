@@ -285,11 +285,18 @@ static void usage_general(FILE *f)
 		"                          several\n"
 		"      --passes N          replay: passes over each trace, 1..100 (default %u)\n"
 		"      --copies N          replay: the store holds N copies of each trace's\n"
-		"                          tree (inos of their own, one root), replayed in\n"
-		"                          turn in every pass, so that the cache outgrows its\n"
+		"                          tree, separate process trees under /c<k> with\n"
+		"                          inos of their own, their events interleaved at\n"
+		"                          random (--seed), so that the cache outgrows its\n"
 		"                          limit; 1..%u (default %u).  N = %u, %u and %u\n"
 		"                          make each of the 8 project traces bind a limit\n"
-		"                          of 2M, 4M and 16M\n",
+		"                          of 2M, 4M and 16M\n"
+		"      --mix               replay: every --trace (times --copies) in one\n"
+		"                          replay, interleaved, one report\n"
+		"      --entries N         replay with lru-mutex, s3fifo: hold at most N\n"
+		"                          entries (s3fifo without it: --memory / 128 bytes)\n"
+		"      --optimum N         replay: also Belady's optimum (MIN) at N entries\n"
+		"                          over the components the walks looked up\n",
 		MAX_THREADS, d->threads, THREADS_MAX, d->seconds, INVAL_TIMEOUT_SEC, MAX_NAMES,
 		d->names, RMDIR_DEFAULT_NEGATIVES, FRAG_NAMES, INVAL_NAMES, THREADS_NAMES_EACH,
 		d->dirs, FRAG_DIRS, BUILD_DIRS, d->negative_ratio, d->dist, d->zipf_s, UDC_NAME_MAX,
@@ -411,6 +418,9 @@ enum {
 	OPT_TRACE,
 	OPT_PASSES,
 	OPT_COPIES,
+	OPT_MIX,
+	OPT_ENTRIES,
+	OPT_OPTIMUM,
 	OPT_MEM_CSV,
 	OPT_CSV,
 	OPT_CHURN_THREADS,
@@ -447,6 +457,9 @@ static const struct option longopts[] = {
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "passes", required_argument, NULL, OPT_PASSES },
 	{ "copies", required_argument, NULL, OPT_COPIES },
+	{ "mix", no_argument, NULL, OPT_MIX },
+	{ "entries", required_argument, NULL, OPT_ENTRIES },
+	{ "optimum", required_argument, NULL, OPT_OPTIMUM },
 	{ "mem-csv", required_argument, NULL, OPT_MEM_CSV },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "churn-threads", required_argument, NULL, OPT_CHURN_THREADS },
@@ -522,6 +535,15 @@ static bool parse_general(int ch, struct options *opt)
 		return true;
 	case OPT_COPIES:
 		opt->copies = (unsigned)parse_u64("--copies", optarg, 1, REPLAY_MAX_COPIES);
+		return true;
+	case OPT_MIX:
+		opt->mix = true;
+		return true;
+	case OPT_ENTRIES:
+		opt->max_entries = (size_t)parse_u64("--entries", optarg, 1, UINT32_MAX);
+		return true;
+	case OPT_OPTIMUM:
+		opt->optimum = (size_t)parse_u64("--optimum", optarg, 1, UINT32_MAX);
 		return true;
 	case OPT_MEM_CSV:
 		opt->mem_csv = optarg;

@@ -14,7 +14,10 @@
  * is what bl_alloc() counted (entries with their names, directory objects,
  * both bucket arrays) plus the cache struct; when an insert takes it past
  * cfg->memory_limit (0: 64 MiB, udcache's default), entries are evicted
- * from the LRU tail until it is back within.  A table doubles (rehashed
+ * from the LRU tail until it is back within (with cfg->max_entries, until
+ * it holds no more entries than that).  Which entry goes, and what a hit
+ * does, is the policy's (struct lru_policy): this file's is LRU; s3fifo.c's
+ * is S3-FIFO over the same table (impl_s3fifo).  A table doubles (rehashed
  * under the mutex) when it holds more than one node a bucket; it never
  * shrinks.  A directory object lives while it has names cached, so that
  * rmdir and invalidate_dir drop its names in O(its names), not O(cache).
@@ -45,10 +48,7 @@
  *   No concurrency at all: the point of this baseline.  Memory counts
  *   bytes asked of calloc, not malloc's own overhead.
  */
-#include "stress/baselines/common.h"
-
-#include <urcu/hlist.h>
-#include <urcu/list.h>
+#include "stress/baselines/lru_mutex.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -58,49 +58,7 @@
 #define DIRS_BUCKETS 256
 #define DEFAULT_LIMIT ((size_t)64 << 20) /* memory_limit 0, as udcache */
 
-/* What a table links: its hash, kept for lookups and rehashing. */
-struct lru_node {
-	struct cds_hlist_node link;
-	uint64_t hash;
-};
-
-struct lru_table {
-	struct cds_hlist_head *heads;
-	size_t mask; /* buckets - 1 */
-	size_t count;
-};
-
-struct lru_dir {
-	struct lru_node node; /* in dirs, by ino */
-	udc_ino ino;
-	struct cds_list_head children; /* its entries (sibling); never empty */
-};
-
-struct lru_entry {
-	struct lru_node node; /* in names, by (dir, name) */
-	udc_ino dir_ino;
-	uint32_t len;
-	struct udc_attr attr;	      /* ino UDC_INO_NONE: the name does not exist */
-	struct cds_list_head lru;     /* in cache->lru, most recently used first */
-	struct cds_list_head sibling; /* in dir->children */
-	struct lru_dir *dir;
-	char name[];
-};
-
-struct lru_cache {
-	struct bl_head bl; /* first: the shared calls' (common.h) */
-	pthread_mutex_t lock;
-	/* protected by lock */
-	struct lru_table names;
-	struct lru_table dirs;
-	struct cds_list_head lru;
-	struct udc_stats st; /* the counters; bytes_* filled by lru_stats() */
-	/* read-only after create */
-	size_t limit;
-	uint64_t key[2];
-	/* lock-free */
-	struct bl_mem mem;
-};
+static const struct lru_policy lru_policy;
 
 /* ---------------------------------------------------------------------- */
 /* Tables (with lock held) */
@@ -260,11 +218,12 @@ static struct lru_entry *entry_find_locked(struct lru_cache *c, uint64_t hash, u
 	return NULL;
 }
 
-/* Take e out of the table, the LRU and its directory's list (the directory stays). */
+/* Take e out of the table, the policy's queue and its directory's list (the
+ * directory stays). */
 static void lru_entry_unlink_locked(struct lru_cache *c, struct lru_entry *e)
 {
 	table_del(&c->names, &e->node);
-	cds_list_del(&e->lru);
+	c->pol->unlink(c, e);
 	cds_list_del(&e->sibling);
 	entry_count_locked(c, e, -1);
 }
@@ -285,14 +244,22 @@ static uint64_t cache_bytes(const struct lru_cache *c)
 	return sizeof(*c) + bl_mem_bytes(&c->mem);
 }
 
-/* Evict from the LRU tail while over the limit; never keep (which is in the LRU). */
+/* Past the limit: max_entries entries if set, else limit bytes. */
+static bool over_limit_locked(const struct lru_cache *c)
+{
+	if (c->max_entries)
+		return c->st.nr_positive + c->st.nr_negative > c->max_entries;
+	return cache_bytes(c) > c->limit;
+}
+
+/* Evict the policy's victims while over the limit; never keep (just inserted). */
 static void evict_locked(struct lru_cache *c, const struct lru_entry *keep)
 {
-	while (cache_bytes(c) > c->limit) {
-		struct lru_entry *tail = caa_container_of(c->lru.prev, struct lru_entry, lru);
-		if (tail == keep)
+	while (over_limit_locked(c)) {
+		struct lru_entry *victim = c->pol->victim(c, keep);
+		if (!victim)
 			return;
-		lru_entry_drop_locked(c, tail);
+		lru_entry_drop_locked(c, victim);
 		c->st.evictions++;
 	}
 }
@@ -313,7 +280,7 @@ static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh)
 		entry_count_locked(c, e, -1);
 		e->attr = n->attr;
 		entry_count_locked(c, e, 1);
-		cds_list_move(&e->lru, &c->lru);
+		c->pol->hit(c, e);
 		return 0;
 	}
 	struct lru_dir *d = dir_get_locked(c, n->dir_ino);
@@ -321,7 +288,7 @@ static int entry_set_locked(struct lru_cache *c, struct lru_entry **fresh)
 		return -ENOMEM;
 	n->dir = d;
 	table_add(c, &c->names, &n->node);
-	cds_list_add(&n->lru, &c->lru);
+	c->pol->insert(c, n);
 	cds_list_add(&n->sibling, &d->children);
 	entry_count_locked(c, n, 1);
 	*fresh = NULL;
@@ -356,7 +323,7 @@ static int lookup_locked(struct lru_cache *c, uint64_t hash, udc_ino dir, const 
 		c->st.misses++;
 		return UDC_MISS;
 	}
-	cds_list_move(&e->lru, &c->lru);
+	c->pol->hit(c, e);
 	if (entry_negative(e)) {
 		c->st.hits_negative++;
 		return UDC_NEGATIVE;
@@ -401,7 +368,8 @@ static void lru_drop_locked(void *cp, uint64_t hash, udc_ino dir, const char *na
 		lru_entry_drop_locked(cp, e);
 }
 
-/* The lock, the list and both tables. */
+/* The lock, the list and both tables; the policy is LRU until
+ * lru_create_policy() sets another. */
 static int lru_init(void *cp)
 {
 	struct lru_cache *c = cp;
@@ -410,7 +378,9 @@ static int lru_init(void *cp)
 	pthread_mutex_init(&c->lock, NULL);
 	c->bl.dir_mutex = &c->lock;
 	CDS_INIT_LIST_HEAD(&c->lru);
+	c->pol = &lru_policy;
 	c->limit = cfg->memory_limit ? cfg->memory_limit : DEFAULT_LIMIT;
+	c->max_entries = cfg->max_entries;
 	memcpy(c->key, cfg->hash_key, sizeof(c->key));
 	if (table_init(c, &c->names, NAMES_BUCKETS) || table_init(c, &c->dirs, DIRS_BUCKETS))
 		return -ENOMEM; /* lru_fini(): table_fini() of a table never made frees NULL */
@@ -421,8 +391,12 @@ static void lru_fini(void *cp)
 {
 	struct lru_cache *c = cp;
 
-	while (!cds_list_empty(&c->lru))
-		lru_entry_drop_locked(c, caa_container_of(c->lru.next, struct lru_entry, lru));
+	for (size_t i = 0; c->dirs.heads && i <= c->dirs.mask; i++)
+		while (c->dirs.heads[i].next)
+			lru_dir_forget(c, caa_container_of(c->dirs.heads[i].next,
+							   struct lru_dir, node.link)->ino);
+	if (c->pol->fini)
+		c->pol->fini(c);
 	table_fini(c, &c->names);
 	table_fini(c, &c->dirs);
 	pthread_mutex_destroy(&c->lock);
@@ -431,7 +405,7 @@ static void lru_fini(void *cp)
 /* ---------------------------------------------------------------------- */
 /* The interface */
 
-static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
+int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
 {
 	struct lru_cache *c = cp;
 	int r = call_check(c, dir, name, len);
@@ -445,7 +419,7 @@ static int lru_lookup(void *cp, udc_ino dir, const char *name, size_t len, struc
 	return r;
 }
 
-static int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+int lru_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out)
 {
 	struct lru_cache *c = cp;
@@ -515,7 +489,54 @@ static void *lru_create(const struct impl_config *cfg)
 	return bl_create(cfg, sizeof(struct lru_cache), &lru_ops);
 }
 
-static void lru_stats(void *cp, struct udc_stats *st)
+/* See lru_mutex.h. */
+void *lru_create_policy(const struct impl_config *cfg, const struct lru_policy *pol)
+{
+	struct lru_cache *c = lru_create(cfg);
+
+	if (!c)
+		return NULL;
+	c->pol = pol;
+	int r = pol->init ? pol->init(c) : 0;
+	if (r) {
+		bl_destroy(c); /* pol->fini frees what pol->init made */
+		errno = -r;
+		return NULL;
+	}
+	return c;
+}
+
+/* ---------------------------------------------------------------------- */
+/* LRU, the policy of impl_lru_mutex: the list is most recently used first. */
+
+static void lru_hit(struct lru_cache *c, struct lru_entry *e)
+{
+	cds_list_move(&e->lru, &c->lru);
+}
+
+static void lru_insert(struct lru_cache *c, struct lru_entry *e)
+{
+	cds_list_add(&e->lru, &c->lru);
+}
+
+static void lru_unlink(struct lru_cache *c, struct lru_entry *e)
+{
+	(void)c;
+	cds_list_del(&e->lru);
+}
+
+static struct lru_entry *lru_victim(struct lru_cache *c, const struct lru_entry *keep)
+{
+	struct lru_entry *tail = caa_container_of(c->lru.prev, struct lru_entry, lru);
+
+	return cds_list_empty(&c->lru) || tail == keep ? NULL : tail;
+}
+
+static const struct lru_policy lru_policy = {
+	.hit = lru_hit, .insert = lru_insert, .unlink = lru_unlink, .victim = lru_victim
+};
+
+void lru_stats(void *cp, struct udc_stats *st)
 {
 	struct lru_cache *c = cp;
 

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/path.h"
 #include "include/udcache.h"
 #include "stress/replay.h"
 #include "stress/replay/parse.h"
@@ -161,6 +162,14 @@ struct wstate {
 	const uint32_t *cur;	/* replay: object per slot */
 	const uint32_t *parent; /* replay: parent per object */
 	char *buf;		/* UDC_PATH_MAX + 1 bytes */
+	/* Replay (NULL in the build): called for each name the walk looks up
+	 * in a directory ("." and ".." are not), with its slot (NONE: no slot
+	 * holds it) and whether it was found; and with dir 0 each time the
+	 * walk starts over at the root (an absolute path or symlink target). */
+	void (*step)(void *arg, uint32_t dir, uint32_t slot, const struct path_comp *comp,
+		     bool found);
+	void *step_arg;
+	unsigned root_dotdots; /* ".." walked at the root (which stays there) */
 };
 
 struct wres {

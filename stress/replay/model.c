@@ -370,6 +370,8 @@ struct wres walk_path(struct wstate *w, uint32_t start, const char *path, size_t
 		return res;
 	uint32_t cur = path[0] == '/' ? ROOT : start;
 	uint32_t cur_slot = NONE;
+	if (path[0] == '/' && w->step)
+		w->step(w->step_arg, 0, NONE, NULL, true);
 	while (path_next(path, len, &i, &comp)) {
 		size_t after = comp.end; /* the next component is the last one: penult */
 		bool penult = path_next(path, len, &after, &then) && then.last;
@@ -388,9 +390,12 @@ struct wres walk_path(struct wstate *w, uint32_t start, const char *path, size_t
 		}
 		uint32_t a, s = NONE;
 		if (name_is_dotdot(comp.name, comp.len)) {
+			w->root_dotdots += cur == ROOT;
 			a = cur == ROOT ? ROOT : w->parent ? w->parent[cur] : t->objs[cur].parent;
 		} else {
 			a = walk_child(w, cur, &comp, penult, follow, &s);
+			if (w->step)
+				w->step(w->step_arg, cur, s, &comp, a != 0);
 			if (!a) {
 				res.err = -ENOENT;
 				return res;
@@ -423,8 +428,11 @@ struct wres walk_path(struct wstate *w, uint32_t start, const char *path, size_t
 		path = w->buf;
 		len = tlen + rest;
 		i = 0;
-		if (path[0] == '/')
+		if (path[0] == '/') {
 			cur = ROOT;
+			if (w->step)
+				w->step(w->step_arg, 0, NONE, NULL, true);
+		}
 		cur_slot = NONE;
 	}
 	if (path_wants_dir(path, len) && !walk_dir_ok(w, cur)) {
