@@ -140,7 +140,12 @@ struct udc_config {
 };
 #define UDC_CONFIG_INIT { .size = sizeof(struct udc_config) }
 #define UDC_CFG_NO_RECLAIM_THREAD 0x1  /* no background reclaim thread: reclaim
-                                        * runs inline and through udc_shrink */
+                                        * runs inline and through udc_shrink;
+                                        * a hash table resize past 8192 buckets
+                                        * still runs in a short-lived thread of
+                                        * its own (SCHED_BATCH, nice 10), as
+                                        * liburcu's own resizes of such tables
+                                        * do (so no call waits seconds for it) */
 #define UDC_CFG_KEEP_UNLINKED     0x2  /* udc_remove leaves a negative behind */
 
 /**

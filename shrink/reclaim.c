@@ -555,16 +555,16 @@ void shrink_reclaimer_stop(struct shrink *sh)
 {
 	pthread_mutex_lock(&sh->reclaimer_lock);
 	sh->reclaimer_stop = true;   /* no resizer is made from here on */
+	bool resizer = sh->resizer_made;
+	sh->resizer_made = false;
 	pthread_cond_signal(&sh->reclaimer_cond);
 	pthread_mutex_unlock(&sh->reclaimer_lock);
 	if (sh->reclaimer_running) {
 		pthread_join(sh->reclaimer, NULL);
 		sh->reclaimer_running = false;
 	}
-	if (sh->resizer_made) {   /* it finishes its resize */
+	if (resizer)   /* it finishes its resize */
 		pthread_join(sh->resizer, NULL);
-		sh->resizer_made = false;
-	}
 	pthread_cond_destroy(&sh->reclaimer_cond);
 	pthread_mutex_destroy(&sh->reclaimer_lock);
 }
