@@ -63,7 +63,7 @@ fi
 mkdir -p "$OUT"
 
 echo "issue 14: fairness (hotset; $HOT victim names, limit $LIMIT, $RUN_SECONDS s after a" \
-	"$HEAD_START s head start, $RUNS runs, seed $SEED + run; library $(git rev-parse --short HEAD);" \
+	"$HEAD_START s head start, $RUNS runs, seed $SEED + run; library $(git log -1 --format=%h -- engine shrink slab include common);" \
 	"JSON in $OUT)" >&2
 for p in $PERIODS; do
 	for sc in "${SCENARIOS[@]}"; do
