@@ -199,7 +199,7 @@ fmt_rate() { # median min max -> "12.3 M/s (12.1..12.5)"
 	done
 	echo "### Hot set under a scan (workload \`hotset\`)"
 	echo
-	echo "A periodic job (client 1) resolves 20,000 hot names of one directory every 100 ms while"
+	echo "A periodic job (client 1) resolves 20,000 hot names (5 directories) every 100 ms while"
 	echo "one scanner resolves unique names spread over 64 other directories, for 10 s, in an"
 	echo "8 MiB cache; the hot set's hit ratio over the periods after 3 warm-up periods"
 	echo "(1 - backend calls / lookups). Full policy: the scanner is client 2, so the per-client"

@@ -17,13 +17,22 @@
  *                call is timed.  Fails (exit 1) if bytes_used ever passed
  *                limit + slack + 1 MiB, or an answer was not -ENOENT.
  *  - hotset:     a periodic job (client HOTSET_CLIENT_JOB) resolves --hot
- *                names of one directory every --period ms while --threads - 1
- *                scanners (at least 1; client --scan-client, 0 = anonymous)
- *                resolve unique names spread round-robin over --scan-dirs
- *                other directories (so that neither the per-directory bound
- *                nor, with client 0, the per-client share declines them and
- *                the cache is under pressure); the hot set's hit ratio after
- *                HOTSET_WARMUP_PERIODS periods.  Same failures.
+ *                names, round-robin over a directory per HOTSET_HOT_PER_DIR
+ *                of them (under any directory's bound), every --period ms
+ *                while --threads - 1 scanners resolve unique names spread
+ *                round-robin over --scan-dirs other directories (so that the
+ *                per-directory bound does not decline them and the cache is
+ *                under pressure); the hot set's hit ratio after
+ *                HOTSET_WARMUP_PERIODS periods, and how much of it is still
+ *                cached (udc_lookup) when the scanners stop, a period after
+ *                the job's last pass.  The scanners' client ids
+ *                (--scan-ids): all --scan-client (0 = anonymous), distinct,
+ *                rotating (a new id every --rotate-every lookups) or
+ *                colliding with the job's (its id + 63 k); issue 14's
+ *                fairness cases, scripts/bench_fairness.sh.  --head-start
+ *                runs the scanners alone first, so that the job builds its
+ *                set under their pressure.  Same failures, and a job name
+ *                answered positive at the end.
  *  - invalidate: two phases, each in a fresh cache of --limit bytes: fill a
  *                directory with --positives regular files (udc_add; default
  *                --names / 8, so that the per-directory bound admits every
@@ -85,6 +94,13 @@
  *    is added before that value is read, so the churn thread adds nothing
  *    new.  An engine that reclaims stale entries only under memory pressure
  *    ends the phase at the timeout with the garbage still there.
+ *  - hotset under pressure measures the scan's speed against --period as
+ *    much as the policy: a hot name survives in probation while the
+ *    scanners insert fewer entries than the cache holds between two of its
+ *    lookups.  On 2 cores they make ~1 M misses/s, cycling an 8 MiB cache
+ *    (~80,000 negatives) in 80-100 ms: at --period 100 the FIFO order alone
+ *    keeps the hot set, at 1000 only admission (or ghosts) can.  More cores
+ *    cycle it sooner.
  *  - invalidate fills one directory: an engine that bounds a directory's
  *    negatives (admission) may hold fewer than --names (with --positives
  *    below --names / 8); the report says how many were held
@@ -168,13 +184,23 @@ udc_cache *policy_cache(const struct options *opt, size_t limit, const struct ud
 /* ---------------------------------------------------------------------- */
 /* Workload hotset */
 
+const char *const scan_ids_names[NR_SCAN_IDS] = {
+	[SCAN_IDS_SAME] = "same",
+	[SCAN_IDS_DISTINCT] = "distinct",
+	[SCAN_IDS_ROTATE] = "rotate",
+	[SCAN_IDS_COLLIDE] = "collide",
+};
+
 struct hotset_job {
 	/* Set by main before the thread starts, then read-only. */
 	alignas(CACHELINE) udc_cache *c;
 	pthread_barrier_t *start;
 	uint64_t hot;
+	uint64_t hot_dirs; /* name i is in dir_ino(hot_dir0 + i % hot_dirs) */
+	unsigned hot_dir0;
 	uint64_t period_ns;
-	uint64_t run_ns;
+	uint64_t lead_ns; /* the scanners run this long before the first period */
+	uint64_t run_ns;  /* then both, this long */
 	pthread_t tid;
 	/* Written by this thread only; read by main after pthread_join(). */
 	uint64_t rng;
@@ -186,6 +212,7 @@ struct hotset_job {
 	uint64_t worst_backend;		   /* the most backend calls in one measured period */
 	uint64_t last_backend;		   /* those of the last period */
 	uint64_t job_ns_sum, job_ns_max;   /* a measured period's pass over the hot set */
+	uint64_t kept;			   /* still cached after the run (hotset_check) */
 	uint64_t wrong;
 	int bad_rc;
 };
@@ -195,16 +222,24 @@ struct hotset_scanner {
 	pthread_barrier_t *start;
 	unsigned id;
 	uint64_t run_ns;
-	uint64_t dirs;	 /* names go round-robin to dir_ino(DIR_SPREAD + 0..dirs-1) */
-	uint32_t client; /* struct udc_call.client */
+	uint64_t dirs;	      /* names go round-robin to dir_ino(DIR_SPREAD + 0..dirs-1) */
+	uint32_t client;      /* struct udc_call.client, the first one */
+	uint32_t client_step; /* added to it every rotate_every calls (0: never) */
+	uint64_t rotate_every;
 	pthread_t tid;
 	/* Written by this thread only; read by main after pthread_join(). */
 	struct backend_count be;
 	uint64_t calls;
+	uint64_t clients; /* client ids used */
 	uint64_t wrong;
 	int bad_rc;
 	uint64_t elapsed_ns;
 };
+
+static udc_ino hot_dir(const struct hotset_job *j, uint64_t i)
+{
+	return dir_ino(j->hot_dir0 + i % j->hot_dirs);
+}
 
 /* One pass over the hot set, from a random rotation; returns its backend calls. */
 static uint64_t hotset_pass(struct hotset_job *j, const struct udc_call *call)
@@ -215,7 +250,7 @@ static uint64_t hotset_pass(struct hotset_job *j, const struct udc_call *call)
 	for (uint64_t k = 0; k < j->hot; k++) {
 		uint64_t i = off + k < j->hot ? off + k : off + k - j->hot;
 		size_t len = name_fmt(name, "hot-", 0, i);
-		int rc = udc_resolve(j->c, dir_ino(DIR_TARGET), name, len, call, NULL);
+		int rc = udc_resolve(j->c, hot_dir(j, i), name, len, call, NULL);
 
 		if (rc != -ENOENT && j->wrong++ == 0)
 			j->bad_rc = rc;
@@ -230,12 +265,16 @@ static void *hotset_job_main(void *arg)
 	uint64_t next, deadline;
 
 	pthread_barrier_wait(j->start);
-	next = now_ns();
+	next = now_ns() + j->lead_ns; /* the scanners' head start */
 	deadline = next + j->run_ns;
 	while (next < deadline) {
-		uint64_t t0 = now_ns(), calls = hotset_pass(j, &call), t1 = now_ns();
-		struct timespec ts;
+		struct timespec ts = ns_to_ts(next);
+		uint64_t t0, calls, t1;
 
+		sleep_until(&ts);
+		t0 = now_ns();
+		calls = hotset_pass(j, &call);
+		t1 = now_ns();
 		if (++j->periods > HOTSET_WARMUP_PERIODS) {
 			j->measured++;
 			j->hot_lookups += j->hot;
@@ -252,10 +291,6 @@ static void *hotset_job_main(void *arg)
 			j->overruns++;
 			next = t1;
 		}
-		if (next >= deadline)
-			break;
-		ts = ns_to_ts(next);
-		sleep_until(&ts);
 	}
 	return NULL;
 }
@@ -263,7 +298,7 @@ static void *hotset_job_main(void *arg)
 static void *hotset_scan_main(void *arg)
 {
 	struct hotset_scanner *s = arg;
-	const struct udc_call call = { .ctx = &s->be, .client = s->client };
+	struct udc_call call = { .ctx = &s->be, .client = s->client };
 	char name[NAME_BUF];
 	uint64_t t0, t, deadline, d = s->id % s->dirs;
 
@@ -277,6 +312,10 @@ static void *hotset_scan_main(void *arg)
 		if (++d == s->dirs)
 			d = 0;
 		s->calls++;
+		if (s->client_step && s->calls % s->rotate_every == 0) {
+			call.client += s->client_step; /* --scan-ids rotate: a new client */
+			s->clients++;
+		}
 		if (rc != -ENOENT && s->wrong++ == 0)
 			s->bad_rc = rc;
 		if (i % SCAN_CLOCK_EVERY == SCAN_CLOCK_EVERY - 1)
@@ -286,9 +325,38 @@ static void *hotset_scan_main(void *arg)
 	return NULL;
 }
 
+/* Scanner i's first client id and its rotation, of ns (--scan-ids). */
+static void hotset_scan_ids(struct hotset_scanner *s, const struct options *opt, unsigned i,
+			    unsigned ns)
+{
+	if (opt->scan_ids == SCAN_IDS_COLLIDE)
+		s->client = HOTSET_CLIENT_JOB + HOTSET_CLIENT_FOLD * (i + 1);
+	else
+		s->client = opt->scan_client + (opt->scan_ids == SCAN_IDS_SAME ? 0 : i);
+	s->client_step = opt->scan_ids == SCAN_IDS_ROTATE ? ns : 0;
+	s->rotate_every = opt->rotate_every;
+	s->clients = 1;
+}
+
+/* After the run: the job's names still cached, negative (udc_lookup: no backend call). */
+static void hotset_check(udc_cache *c, struct hotset_job *j)
+{
+	char name[NAME_BUF];
+
+	for (uint64_t i = 0; i < j->hot; i++) {
+		size_t len = name_fmt(name, "hot-", 0, i);
+		int rc = udc_lookup(c, hot_dir(j, i), name, len, NULL);
+
+		if (rc == UDC_NEGATIVE)
+			j->kept++;
+		else if (rc != UDC_MISS && j->wrong++ == 0)
+			j->bad_rc = rc;
+	}
+}
+
 /* The report's parameters and the job's figures. */
-static void hotset_rep_job(struct report *r, const struct options *opt,
-			   const struct hotset_job *j, unsigned ns, size_t limit)
+static void hotset_rep_job(struct report *r, const struct options *opt, const struct hotset_job *j,
+			   const struct hotset_scanner *s, unsigned ns, size_t limit)
 {
 	rep_str(r, "workload", "workload", "hotset");
 	rep_str(r, "version", "udcache version", udc_version());
@@ -296,12 +364,17 @@ static void hotset_rep_job(struct report *r, const struct options *opt,
 	rep_u64(r, "period_ms", "period (ms)", opt->period_ms);
 	rep_u64(r, "scanners", "scanner threads", ns);
 	rep_f64(r, "seconds", "seconds", opt->seconds, 3);
+	rep_f64(r, "head_start_seconds", "scanners' head start (s)", opt->head_start, 3);
 	rep_hex(r, "seed", "seed", opt->seed);
 	rep_u64(r, "memory_limit", "memory limit (bytes)", limit);
 	rep_bool(r, "reclaim_thread", "UDC_CFG_NO_RECLAIM_THREAD unset", !opt->no_reclaim_thread);
 	rep_u64(r, "client_job", "client id of the job", HOTSET_CLIENT_JOB);
-	rep_u64(r, "client_scan", "client id of scanners", opt->scan_client);
+	rep_u64(r, "client_scan", "client id of scanner 0", s[0].client);
+	rep_str(r, "scan_ids", "scanners' client ids", scan_ids_names[opt->scan_ids]);
+	rep_u64(r, "rotate_every", "lookups per id (rotate)",
+		s[0].client_step ? opt->rotate_every : 0);
 	rep_u64(r, "scan_dirs", "scanners' directories", opt->scan_dirs);
+	rep_u64(r, "hot_dirs", "hot set's directories", j->hot_dirs);
 	rep_u64(r, "warmup_periods", "warm-up periods", HOTSET_WARMUP_PERIODS);
 	rep_u64(r, "periods", "periods run", j->periods);
 	rep_u64(r, "measured_periods", "periods measured", j->measured);
@@ -317,6 +390,8 @@ static void hotset_rep_job(struct report *r, const struct options *opt,
 	rep_f64(r, "job_ms_mean", "job pass ms, mean",
 		j->measured ? (double)j->job_ns_sum / 1e6 / (double)j->measured : NAN, 3);
 	rep_f64(r, "job_ms_max", "job pass ms, max", (double)j->job_ns_max / 1e6, 3);
+	rep_u64(r, "hot_kept", "hot kept at the end", j->kept);
+	rep_f64(r, "hot_kept_share", "hot kept share", (double)j->kept / (double)j->hot, 4);
 }
 
 /* The report's warnings: no period measured, scanners that hit, wrong answers. */
@@ -346,7 +421,7 @@ int run_hotset(const struct options *opt)
 	struct udc_stats st = { .size = sizeof(st) };
 	struct hotset_job *j = threads_alloc(1, sizeof(*j));
 	struct hotset_scanner *s = threads_alloc(ns, sizeof(*s));
-	uint64_t scan_calls = 0, scan_wrong = 0, scan_be = 0, t0, t1;
+	uint64_t scan_calls = 0, scan_wrong = 0, scan_be = 0, scan_ids = 0, t0, t1;
 	pthread_barrier_t start;
 	struct monitor mon;
 	struct report r;
@@ -356,21 +431,24 @@ int run_hotset(const struct options *opt)
 	udc_cache *c;
 
 	c = policy_cache(opt, limit, &enoent_backend);
-	policy_add_dirs(c, (unsigned)(DIR_SPREAD + opt->scan_dirs));
 	barrier_init(&start, ns + 2);
 	j->c = c;
 	j->start = &start;
 	j->hot = opt->hot;
+	j->hot_dirs = (opt->hot + HOTSET_HOT_PER_DIR - 1) / HOTSET_HOT_PER_DIR;
+	j->hot_dir0 = (unsigned)(DIR_SPREAD + opt->scan_dirs);
+	policy_add_dirs(c, (unsigned)(j->hot_dir0 + j->hot_dirs));
 	j->period_ns = (uint64_t)opt->period_ms * 1000000u;
+	j->lead_ns = seconds_ns(opt->head_start);
 	j->run_ns = seconds_ns(opt->seconds);
 	j->rng = thread_rng(opt->seed, 0);
 	for (unsigned i = 0; i < ns; i++) {
 		s[i].c = c;
 		s[i].start = &start;
 		s[i].id = i;
-		s[i].run_ns = j->run_ns;
+		s[i].run_ns = j->lead_ns + j->run_ns;
 		s[i].dirs = opt->scan_dirs;
-		s[i].client = opt->scan_client;
+		hotset_scan_ids(&s[i], opt, i, ns);
 	}
 	monitor_start(&mon, &impl_udcache, c, limit);
 	thread_start(&j->tid, hotset_job_main, j);
@@ -384,17 +462,22 @@ int run_hotset(const struct options *opt)
 		scan_calls += s[i].calls;
 		scan_wrong += s[i].wrong;
 		scan_be += s[i].be.calls;
+		scan_ids += s[i].clients;
 		if (s[i].elapsed_ns)
 			scan_rate += (double)s[i].calls * 1e9 / (double)s[i].elapsed_ns;
 	}
 	t1 = now_ns();
 	monitor_stop(&mon);
 	pthread_barrier_destroy(&start);
+	hotset_check(c, j);
 	udc_stats_get(c, &st);
 	stats_rss = rss_bytes();
 
 	rep_begin(&r, opt->json);
-	hotset_rep_job(&r, opt, j, ns, limit);
+	hotset_rep_job(&r, opt, j, s, ns, limit);
+	rep_u64(&r, "scanner_client_ids", "scanner ids used", scan_ids);
+	rep_u64(&r, "scanner_negatives", "scanner negatives held",
+		st.nr_negative > j->kept ? st.nr_negative - j->kept : 0);
 	rep_u64(&r, "scanner_misses", "scanner misses", scan_calls);
 	rep_f64(&r, "scanner_misses_per_sec", "scanner misses/s", scan_rate, 0);
 	rep_u64(&r, "wrong_answers", "answers not -ENOENT", j->wrong + scan_wrong);

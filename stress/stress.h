@@ -37,6 +37,17 @@ static inline udc_ino dir_ino(uint64_t k)
 /* ---------------------------------------------------------------------- */
 /* Options: parsed by udc-stress.c, read-only afterwards. */
 
+/* hotset --scan-ids: the client ids of scanner i (0..S-1) of S. */
+enum scan_ids {
+	SCAN_IDS_SAME,	   /* every scanner is --scan-client */
+	SCAN_IDS_DISTINCT, /* scanner i is --scan-client + i */
+	SCAN_IDS_ROTATE,   /* --scan-client + i, then S more every --rotate-every lookups */
+	SCAN_IDS_COLLIDE,  /* the job's id + HOTSET_CLIENT_FOLD x (i + 1) */
+	NR_SCAN_IDS
+};
+/* Their names on the command line and in the report (policy.c). */
+extern const char *const scan_ids_names[NR_SCAN_IDS];
+
 struct options {
 	const char *workload;
 	unsigned threads;
@@ -54,6 +65,9 @@ struct options {
 	unsigned period_ms;    /* hotset: the periodic job's period */
 	uint64_t scan_dirs;    /* hotset: directories the scanners' names are spread over */
 	uint32_t scan_client;  /* hotset: the scanners' client id, 0 = anonymous */
+	enum scan_ids scan_ids; /* hotset: how each scanner's client id is chosen */
+	uint64_t rotate_every;	/* hotset --scan-ids rotate: lookups per client id */
+	double head_start;	/* hotset: seconds the scanners run before the job starts */
 	uint64_t positives;    /* invalidate: positives added before the negatives */
 	uint64_t headers;      /* buildtrace: the universe of headers */
 	uint64_t includes;     /* buildtrace: headers included per unit */
@@ -217,6 +231,14 @@ uint64_t cache_bytes(udc_cache *c);
 #define HOTSET_WARMUP_PERIODS 3 /* periods not measured */
 #define HOTSET_CLIENT_JOB 1	/* struct udc_call.client of the periodic job, */
 #define HOTSET_CLIENT_SCAN 2	/* and of the scanners */
+/*
+ * --scan-ids collide: ids congruent modulo this one share the job's
+ * admission slot in the library as it is at issue 14 (shrink/admit.c
+ * folds ids onto 63 tags); a colliding id is the job's + a multiple.
+ */
+#define HOTSET_CLIENT_FOLD 63
+#define HOTSET_ROTATE_EVERY 1000 /* --rotate-every default: below any client's floor (4096) */
+#define HOTSET_HOT_PER_DIR 4096	 /* the hot set takes a directory per 4096 names */
 #define INVAL_GONE_PCT 10	/* gone: back to before the fill + 10% of its growth */
 #define INVAL_BEFORE_SEC 2.0	/* invalidate: the churn thread's window before the call */
 #define INVAL_WRITER_DIRS 1024	/* invalidate --writer: directories its names go round-robin to */

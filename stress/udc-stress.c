@@ -74,6 +74,8 @@ static const struct options default_options = {
 	.period_ms = HOTSET_PERIOD_MS,
 	.scan_dirs = HOTSET_SCAN_DIRS,
 	.scan_client = HOTSET_CLIENT_SCAN,
+	.scan_ids = SCAN_IDS_SAME,
+	.rotate_every = HOTSET_ROTATE_EVERY,
 	.headers = BUILD_HEADERS,
 	.includes = BUILD_INCLUDES,
 	.unique = BUILD_UNIQUE,
@@ -321,6 +323,18 @@ static void usage_studies(FILE *f)
 		"                          spread over (default %" PRIu64 ")\n"
 		"      --scan-client ID    hotset: the scanners' client id, 0 = anonymous (no\n"
 		"                          per-client share) (default %" PRIu32 ")\n"
+		"      --scan-ids MODE     hotset: the client id of scanner i (0..S-1, S =\n"
+		"                          --threads - 1): same (default: --scan-client),\n"
+		"                          distinct (--scan-client + i), rotate (--scan-client\n"
+		"                          + i, then S more every --rotate-every lookups: a\n"
+		"                          new client each time), collide (the job's id %d +\n"
+		"                          %d x (i + 1): ids the library folds onto the job's\n"
+		"                          tag); distinct and rotate need --scan-client >= 2\n"
+		"      --rotate-every N    hotset --scan-ids rotate: lookups per client id\n"
+		"                          (default %" PRIu64 ")\n"
+		"      --head-start S      hotset: the scanners run S seconds before the job's\n"
+		"                          first period, so that its set is built under their\n"
+		"                          pressure (default 0: they start together)\n"
 		"      --positives N       invalidate: positives (regular files) added to the\n"
 		"                          directory before the negatives (default --names / 8,\n"
 		"                          rounded up, so its bound admits every negative)\n"
@@ -343,7 +357,8 @@ static void usage_studies(FILE *f)
 		"  -h, --help              print this help and exit\n"
 		"\n",
 		d->object_size, d->remove_ratio, d->hot, d->period_ms, d->scan_dirs, d->scan_client,
-		INVAL_WRITER_DIRS, d->headers, d->includes, d->unique, d->units, d->scratch_dirs,
+		HOTSET_CLIENT_JOB, HOTSET_CLIENT_FOLD, d->rotate_every, INVAL_WRITER_DIRS,
+		d->headers, d->includes, d->unique, d->units, d->scratch_dirs,
 		(uint64_t)DEFAULT_SEED);
 }
 
@@ -407,6 +422,9 @@ enum {
 	OPT_PERIOD,
 	OPT_SCAN_DIRS,
 	OPT_SCAN_CLIENT,
+	OPT_SCAN_IDS,
+	OPT_ROTATE_EVERY,
+	OPT_HEAD_START,
 	OPT_POSITIVES,
 	OPT_HEADERS,
 	OPT_INCLUDES,
@@ -445,6 +463,9 @@ static const struct option longopts[] = {
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "scan-dirs", required_argument, NULL, OPT_SCAN_DIRS },
 	{ "scan-client", required_argument, NULL, OPT_SCAN_CLIENT },
+	{ "scan-ids", required_argument, NULL, OPT_SCAN_IDS },
+	{ "rotate-every", required_argument, NULL, OPT_ROTATE_EVERY },
+	{ "head-start", required_argument, NULL, OPT_HEAD_START },
 	{ "positives", required_argument, NULL, OPT_POSITIVES },
 	{ "headers", required_argument, NULL, OPT_HEADERS },
 	{ "includes", required_argument, NULL, OPT_INCLUDES },
@@ -562,6 +583,14 @@ static bool parse_general(int ch, struct options *opt)
 	}
 }
 
+static enum scan_ids parse_scan_ids(const char *s)
+{
+	for (int m = 0; m < NR_SCAN_IDS; m++)
+		if (strcmp(s, scan_ids_names[m]) == 0)
+			return (enum scan_ids)m;
+	usage_error("--scan-ids: same, distinct, rotate or collide, not '%s'", s);
+}
+
 /* The studies' options; false if ch is not one. */
 static bool parse_study(int ch, struct options *opt)
 {
@@ -588,6 +617,15 @@ static bool parse_study(int ch, struct options *opt)
 	case OPT_SCAN_CLIENT:
 		opt->scan_client =
 			(uint32_t)parse_u64("--scan-client", optarg, 0, UINT32_MAX);
+		return true;
+	case OPT_SCAN_IDS:
+		opt->scan_ids = parse_scan_ids(optarg);
+		return true;
+	case OPT_ROTATE_EVERY:
+		opt->rotate_every = parse_u64("--rotate-every", optarg, 1, UINT64_MAX);
+		return true;
+	case OPT_HEAD_START:
+		opt->head_start = parse_double("--head-start", optarg, 0.0, MAX_SECONDS);
 		return true;
 	case OPT_WRITER:
 		opt->writer = true;
@@ -651,6 +689,10 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		usage_error("--csv and --json: one or the other");
 	if (opt->csv && !compare_has(opt->workload))
 		usage_error("--csv: only for the (--impl) workloads");
+	if ((opt->scan_ids == SCAN_IDS_DISTINCT || opt->scan_ids == SCAN_IDS_ROTATE) &&
+	    opt->scan_client < 2)
+		usage_error("--scan-ids %s: --scan-client must be 2 or more (1 is the job's)",
+			    scan_ids_names[opt->scan_ids]);
 	if (strcmp(opt->workload, "replay") == 0 && opt->nr_traces == 0)
 		usage_error("replay: give at least one --trace FILE");
 }
