@@ -371,7 +371,7 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	if (r)
 		return r;
 	bool complete = dir_is_complete(op.d);
-	uint8_t tag = shrink_client_tag(client);
+	uint8_t tag = shrink_client_tag(c->shrink, client);
 	bool keep = !complete && dir_admits_negative(c, op.d, tag);
 	struct udc_entry *e = keep ? neg_alloc(c, &op, tag) : NULL;
 	if (keep && !e) {

@@ -194,7 +194,7 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 			p->cookie = attr->cookie;
 		}
 	} else if (r == -ENOENT && !dir_is_complete(d)) {
-		uint8_t tag = shrink_client_tag(call ? call->client : 0);
+		uint8_t tag = shrink_client_tag(c->shrink, call ? call->client : 0);
 		if (dir_admits_negative(c, d, tag)) {
 			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash);
 			if (fresh)

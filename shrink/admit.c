@@ -16,8 +16,8 @@
  * (udc_add_negative and udc_resolve still answer, and the name's old
  * entry still goes).
  *
- * A client (struct udc_call.client, udc_add_negative's client; folded to
- * one of 63 tags, kept in the negative) may have at most CLIENT_SHARE
+ * A client (struct udc_call.client, udc_add_negative's client; its tag,
+ * kept in the negative, see shrink_client_tag) may have at most CLIENT_SHARE
  * percent of the cache's room in probation (limit / 64 negatives), at
  * least CLIENT_FLOOR: past that its new negatives are declined, so a
  * client scanning unique names cannot push the others out (a hot set of
@@ -25,9 +25,12 @@
  * it is promoted).  Client 0 (anonymous) has no share.
  *
  * Locking: none; the client counts change by atomic add (the engine tells
- * them under the name's stripe lock, but clients span stripes).
+ * them under the name's stripe lock, but clients span stripes), and a
+ * free tag is lent by a compare-and-swap of its id.
  *
- * Ordering: relaxed throughout: the bounds are heuristics.
+ * Ordering: relaxed throughout: the bounds are heuristics (a tag lent anew
+ * while a call of its last client is between its lookup and its count is
+ * one negative counted to the wrong client).
  */
 #include "shrink/internal.h"
 
@@ -37,9 +40,39 @@
 #define CLIENT_FLOOR 4096        /* probationary negatives any client may have */
 #define NEG_BYTES 64             /* the smallest negative slot: the room in entries */
 
-uint8_t shrink_client_tag(uint32_t client)
+/*
+ * A tag is lent to one client id at a time, exactly (sh->client_id), for
+ * as long as the client has negatives in probation; a tag with none is
+ * free for the next new id.  So two clients never share a count, up to
+ * CLIENT_TAGS - 1 of them with negatives in probation at once; past that a
+ * new client is anonymous until a tag frees.  (Ids folded modulo 63 did
+ * share one: a scanner whose id was the victim's + 63 had every one of
+ * the victim's negatives declined, with no memory pressure at all.)  The
+ * search starts at a slot picked by the id, so a client finds its tag in
+ * a load or two.
+ */
+uint8_t shrink_client_tag(struct shrink *sh, uint32_t client)
 {
-	return client ? (uint8_t)(client % (CLIENT_TAGS - 1) + 1) : 0;
+	const unsigned n = CLIENT_TAGS - 1;
+	unsigned start = (unsigned)((client * 2654435761u) >> 26) % n;   /* Knuth's multiplicative hash */
+
+	if (!client)
+		return 0;
+	/* relaxed, all: see Ordering */
+	for (unsigned i = 0; i < n; i++) {
+		unsigned t = 1 + (start + i) % n;
+		if (atomic_load_explicit(&sh->client_id[t], memory_order_relaxed) == client)
+			return (uint8_t)t;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		unsigned t = 1 + (start + i) % n;
+		uint32_t old = atomic_load_explicit(&sh->client_id[t], memory_order_relaxed);
+		if (atomic_load_explicit(&sh->client_probation[t], memory_order_relaxed) <= 0 &&
+		    atomic_compare_exchange_strong_explicit(&sh->client_id[t], &old, client,
+							    memory_order_relaxed, memory_order_relaxed))
+			return (uint8_t)t;
+	}
+	return 0;
 }
 
 /* May client @tag add a probationary negative (its share of probation)? */

@@ -47,7 +47,7 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-#define CLIENT_TAGS 64                 /* client ids fold to tags 1..63 (0: anonymous) */
+#define CLIENT_TAGS 64                 /* tags 1..63 lent to client ids (0: anonymous) */
 #define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
 #define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
 
@@ -63,6 +63,7 @@ struct shrink {
 	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, %
 	                                   * (relaxed; written under lock) */
 	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag */
+	_Atomic uint32_t client_id[CLIENT_TAGS];        /* the client a tag is lent to (admit.c) */
 	struct ghost_table *_Atomic ghosts;   /* RCU: replaced under lock, freed by call_rcu */
 	_Atomic uint32_t ghost_slots;     /* its slots, for reads off the lock (relaxed) */
 	struct rcu_pending rcu_pending;   /* replaced ghost tables not yet freed */

@@ -41,7 +41,8 @@ unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cl
 			    uint64_t hash);
 
 /* ---- admission of negatives ---- */
-uint8_t shrink_client_tag(uint32_t client);   /* client ids fold to tags 1..63 */
+/* The tag of client id @client (0: anonymous, or no tag free). */
+uint8_t shrink_client_tag(struct shrink *sh, uint32_t client);
 /* May a negative of client @tag be kept in a directory holding @positives
  * positives and @negatives negatives of its generation? */
 bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negatives,

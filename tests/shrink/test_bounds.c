@@ -344,6 +344,35 @@ Test(bounds, a_scanning_client_keeps_to_its_share)
 	udc_destroy(c);
 }
 
+/* Client ids 9 and 72 (9 + 63) have counts of their own: the scanner's
+ * full share declines none of the other's negatives (folded modulo 63,
+ * they shared one, and every one of client 9's was declined). */
+Test(bounds, a_client_whose_id_collides_keeps_its_own_share)
+{
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, (size_t)16 << 20);
+	char nm[32];
+
+	for (unsigned i = 0; i < 400000; i++) {
+		int len = snprintf(nm, sizeof(nm), "scan-%u", i);
+		cr_assert_eq(udc_add_negative(c, 20 + i % 16, nm, (size_t)len, 72), 0);
+	}
+	uint64_t declined = tc_stats(c).negatives_declined;
+	cr_assert_gt(declined, 0, "the scanner was never declined");
+	for (unsigned i = 0; i < 20000; i++) {
+		int len = snprintf(nm, sizeof(nm), "keep-%u", i);
+		cr_assert_eq(udc_add_negative(c, 10, nm, (size_t)len, 9), 0);
+	}
+	unsigned kept = 0;
+	for (unsigned i = 0; i < 20000; i++) {
+		int len = snprintf(nm, sizeof(nm), "keep-%u", i);
+		kept += udc_lookup(c, 10, nm, (size_t)len, NULL) == UDC_NEGATIVE;
+	}
+	cr_assert_eq(tc_stats(c).negatives_declined, declined, "client 9 was declined %llu times",
+		     (unsigned long long)(tc_stats(c).negatives_declined - declined));
+	cr_assert_eq(kept, 20000, "%u of client 9's 20000 kept", kept);
+	udc_destroy(c);
+}
+
 /*
  * Many threads, a small limit: every answer is one the thread's own model
  * allows (a positive with the attr last added, a negative where the name
