@@ -24,6 +24,20 @@ static inline void udc_mutex_init(struct udc_mutex *l)
 	owner_set(&l->owner, false);
 }
 
+/* A mutex held for a few hundred nanoseconds at a time and taken by
+ * threads on other CPUs all the time: a waiter spins a little (glibc's
+ * adaptive mutex) before it sleeps, so that the holder's unlock is not a
+ * futex wake and the waiter's wait not a trip through the scheduler. */
+static inline void udc_mutex_init_adaptive(struct udc_mutex *l)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&l->m, &a);
+	pthread_mutexattr_destroy(&a);
+	owner_set(&l->owner, false);
+}
 static inline void udc_mutex_destroy(struct udc_mutex *l)
 {
 	pthread_mutex_destroy(&l->m);

@@ -271,8 +271,8 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 
 void entry_free_flush(struct udc_cache *c)
 {
-	slab_rcu_flush(c->slabs[ENT_NEGATIVE]);
-	slab_rcu_flush(c->slabs[ENT_POSITIVE]);
+	slab_rcu_flush_own(c->slabs[ENT_NEGATIVE]);
+	slab_rcu_flush_own(c->slabs[ENT_POSITIVE]);
 
 	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = free_take_locked(c);

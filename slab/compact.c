@@ -254,7 +254,7 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	slab_tls_compacting = nested;
 	/* The old copies go through their grace period now, not at the next
 	 * SLAB_BATCH frees of this thread. */
-	slab_rcu_flush(s);
+	slab_rcu_flush_own(s);
 	return done;
 }
 
@@ -313,6 +313,6 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 			*cursor = whole ? p->seq + 1 : p->seq;
 		page_putback(p, whole && !cursor);
 	}
-	slab_rcu_flush(s);   /* what the visits freed goes through its grace period now */
+	slab_rcu_flush_own(s);   /* what the visits freed goes through its grace period now */
 	return done;
 }

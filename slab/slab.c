@@ -169,7 +169,7 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	memset(s->cpus, 0, s->nr_cpus * sizeof(*s->cpus));
 	for (unsigned i = 0; i < s->nr_cpus; i++)
-		udc_mutex_init(&s->cpus[i].lock);
+		udc_mutex_init_adaptive(&s->cpus[i].lock);   /* an allocation's hold */
 	for (unsigned i = 0; i < n; i++) {
 		struct slab_class *c = &s->cls[i];
 		pthread_mutex_init(&c->lock, NULL);
@@ -525,6 +525,12 @@ void slab_rcu_flush(struct slab *s)
 		if (b)
 			batch_queue(b);
 	}
+}
+
+void slab_rcu_flush_own(struct slab *s)
+{
+	if (!tls_holding)
+		slab_rcu_flush(s);
 }
 
 void slab_hold_begin(void)
