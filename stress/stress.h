@@ -216,7 +216,9 @@ uint64_t cache_bytes(udc_cache *c);
  * per copy, so 300, 600 and 2600 copies just reach the limits; these are
  * ~1.3 times that (tar-rm, the largest, adds ~220 KB per copy and binds from
  * ~10 copies at 2M).  Documented in --help; scripts/bench_issue13.sh's
- * replay row uses them.
+ * replay row uses them.  (Issue 13's replay figures in BENCHMARKS.md were
+ * taken with the copies replayed one after another; since issue 14 they
+ * are separate process trees, interleaved: the same entries per copy.)
  */
 #define REPLAY_COPIES_2M 400
 #define REPLAY_COPIES_4M 800
