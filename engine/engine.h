@@ -78,7 +78,8 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);
  * e is in a slab page (its bytes stay until its free lands). */
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
 /* Evict e (key: its key) if it is still published: true if it went. */
-bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key);
+bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key,
+		 bool warm);
 /* slab_move_fn (arg: the cache): move a published entry, drop a stale
  * one, keep a dead one. */
 enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);

@@ -16,9 +16,9 @@
  *
  * Locking:
  *   entry_evict and entry_move take the entry's stripe lock outside
- *   rcu_read_lock (mutate.c's rule); entry_evict first walks the entry's
- *   chain without it (entry_chain_warm), so that the stripe is held for
- *   the unlink, not for cache misses; entry_move takes the directory's
+ *   rcu_read_lock (mutate.c's rule); entry_evict, in the reclaim thread,
+ *   first walks the entry's chain without it (entry_chain_warm), so that
+ *   the stripe is held for the unlink, not for cache misses; entry_move takes the directory's
  *   spinlock inside it for a positive's children link.  Under the stripe,
  *   published says whether the entry is in the table (every publish,
  *   replace and delete holds the stripe), so no lookup is needed to find
@@ -98,7 +98,10 @@ uint8_t entry_client_tag(const struct udc_entry *e)
  * hold in a sweep of garbage; a writer that wanted the stripe while the
  * sweeper was preempted holding it waited for the scheduler (BENCHMARKS.md,
  * issue 13, writers during a garbage sweep).  False if @e is no longer
- * the table's entry for @key (then nobody needs the stripe for it).
+ * the table's entry for @key (then nobody needs the stripe for it).  Only
+ * for the reclaim thread (entry_evict's @warm): the walk is paid twice,
+ * and a call that evicts inline paid it in its own latency (10-15% of a
+ * trickle's throughput without the thread).
  */
 static bool entry_chain_warm(struct udc_cache *c, const struct udc_entry *e,
 			     const struct entry_key *key)
@@ -111,12 +114,13 @@ static bool entry_chain_warm(struct udc_cache *c, const struct udc_entry *e,
 	return found;
 }
 
-bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key)
+bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key,
+		 bool warm)
 {
 	struct stripe *s = stripe_of(c, key->hash);
 	bool gone = false;
 
-	if (!entry_chain_warm(c, e, key))
+	if (warm && !entry_chain_warm(c, e, key))
 		return false;
 	udc_mutex_lock(&s->lock);
 	rcu_read_lock();

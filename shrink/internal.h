@@ -38,6 +38,9 @@
 
 #include <time.h>
 
+/* The calling thread is a cache's reclaim thread (reclaim.c). */
+extern __thread bool shrink_tls_reclaimer;
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t mono_ns(void)
 {

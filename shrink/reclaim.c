@@ -83,6 +83,8 @@
 
 static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
+__thread bool shrink_tls_reclaimer;
+
 /* The overshoot allowed past the limit: 1% of it, or 4% of it between
  * 16 KiB and 1 MiB, the larger (a small cache's slack is small: within
  * 1.04 x limit from 400 KiB up; four 4 KiB pages below). */
@@ -508,6 +510,7 @@ static void *reclaimer_main(void *arg)
 	struct shrink *sh = arg;
 
 	engine_thread_enter();
+	shrink_tls_reclaimer = true;
 	/* best effort: see Scheduling (without it, the thread is as before) */
 	pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){ 0 });
 	pthread_mutex_lock(&sh->reclaimer_lock);

@@ -343,7 +343,7 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 
 	enum entry_kind kind = entry_kind_of(e);
 
-	if (!entry_evict(c, e, key))
+	if (!entry_evict(c, e, key, shrink_tls_reclaimer))
 		return false;
 	bool aged = sp->mode == UDC_PROBE_SWEEP_AGE && kind == ENT_NEGATIVE;
 	if (aged)
