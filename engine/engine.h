@@ -54,7 +54,8 @@ bool cache_tables_resize_due(struct udc_cache *c);
 /* The buckets a due resize of the tables walks (0: none due). */
 size_t cache_tables_resize_work(struct udc_cache *c);
 /* Resize the tables that are due, growing only within @room bytes; one
- * caller at a time (the policy's lock), outside rcu_read_lock; blocks. */
+ * caller at a time (the policy's resize_lock), outside rcu_read_lock;
+ * blocks (seconds for tens of millions of buckets). */
 void cache_tables_resize(struct udc_cache *c, size_t room);
 /* The calling thread's counters (stat_add), and every thread's summed. */
 struct thread_stats *cache_stats(struct udc_cache *c);
@@ -77,7 +78,9 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);
 /* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
  * e is in a slab page (its bytes stay until its free lands). */
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
-/* Evict e (key: its key) if it is still published: true if it went. */
+/* Evict e (key: its key) if it is still published: true if it went.
+ * @warm: walk its hash chain before taking its stripe (a second walk, paid
+ * by the caller, that keeps the stripe's hold short: the reclaim thread). */
 bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key,
 		 bool warm);
 /* slab_move_fn (arg: the cache): move a published entry, drop a stale

@@ -18,11 +18,11 @@
  *   entry_evict and entry_move take the entry's stripe lock outside
  *   rcu_read_lock (mutate.c's rule); entry_evict, in the reclaim thread,
  *   first walks the entry's chain without it (entry_chain_warm), so that
- *   the stripe is held for the unlink, not for cache misses; entry_move takes the directory's
- *   spinlock inside it for a positive's children link.  Under the stripe,
- *   published says whether the entry is in the table (every publish,
- *   replace and delete holds the stripe), so no lookup is needed to find
- *   it.
+ *   the stripe is held for the unlink, not for cache misses.  entry_move
+ *   takes the directory's spinlock inside it for a positive's children
+ *   link.  Under the stripe, published says whether the entry is in the
+ *   table (every publish, replace and delete holds the stripe), so no
+ *   lookup is needed to find it.
  *
  * Ordering:
  *   entry_key_copy's acquire load of published pairs with the release

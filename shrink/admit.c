@@ -54,10 +54,10 @@
 uint8_t shrink_client_tag(struct shrink *sh, uint32_t client)
 {
 	const unsigned n = CLIENT_TAGS - 1;
-	unsigned start = (unsigned)((client * 2654435761u) >> 26) % n;   /* Knuth's multiplicative hash */
 
 	if (!client)
 		return 0;
+	unsigned start = (unsigned)((client * 2654435761u) >> 26) % n;   /* Knuth's multiplicative hash */
 	/* relaxed, all: see Ordering */
 	for (unsigned i = 0; i < n; i++) {
 		unsigned t = 1 + (start + i) % n;
