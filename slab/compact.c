@@ -258,6 +258,19 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	return done;
 }
 
+/*
+ * A round's cursor: the seq of the page it is at, and the slot it resumes
+ * that page at.  A half-visited page's place was once the page's own
+ * (resume), shared by every sweep: a garbage round that came to a page
+ * another sweep had left half-visited began where that one stopped, and
+ * the stale entries before it stayed until the next round (found by
+ * tests/shrink/test_bounds.c, garbage_of_invalidated_directories_is_swept,
+ * once the trim of directories past their bound swept with a cursor too).
+ */
+#define CURSOR_SLOT_BITS 16
+#define CURSOR_SLOT_MASK ((1ull << CURSOR_SLOT_BITS) - 1)
+_Static_assert(SLAB_MAX_SLOTS <= CURSOR_SLOT_MASK, "a slot fits a cursor's low bits");
+
 /* The oldest PARTIAL page of @c of seq in [@min_seq, @end) stamped at most
  * @stamp_max with an object not already waiting for a grace period,
  * isolated, or NULL. */
@@ -291,15 +304,20 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 
 	udc_assert(cls < s->nr_classes);
 	while (done < budget) {
-		struct slab_page *p = isolate_oldest(&s->cls[cls], cursor ? *cursor : 0, end, stamp_max);
+		uint64_t min_seq = cursor ? *cursor >> CURSOR_SLOT_BITS : 0;
+		struct slab_page *p = isolate_oldest(&s->cls[cls], min_seq, end, stamp_max);
 		if (!p) {
 			if (cursor)
 				*cursor = 0;   /* the round is over */
 			break;
 		}
 		done += SLAB_COMPACT_PAGE_COST;
+		/* Where this sweep left the page, if it did: a round's own
+		 * place (its cursor), the FIFO sweeps' shared one otherwise. */
+		uint32_t start = !cursor ? p->resume :
+				 p->seq == min_seq ? (uint32_t)(*cursor & CURSOR_SLOT_MASK) : 0;
 		uint32_t bump = page_snapshot(p, visit_bits), i;
-		for (i = p->resume; i < bump && done < budget; i++) {
+		for (i = start; i < bump && done < budget; i++) {
 			if (visit_bits[i / 64] & (1ull << (i % 64))) {
 				visit(arg, slab_page_slot(p, i));
 				done++;
@@ -308,9 +326,10 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		/* A page left half-visited keeps its place: the next call
 		 * begins with it again (its visited objects are quick). */
 		bool whole = i >= bump;
-		p->resume = whole ? 0 : i;   /* the page is ours while isolated */
 		if (cursor)
-			*cursor = whole ? p->seq + 1 : p->seq;
+			*cursor = whole ? (p->seq + 1) << CURSOR_SLOT_BITS : p->seq << CURSOR_SLOT_BITS | i;
+		else
+			p->resume = whole ? 0 : i;   /* the page is ours while isolated */
 		page_putback(p, whole && !cursor);
 	}
 	slab_rcu_flush_own(s);   /* what the visits freed goes through its grace period now */

@@ -125,7 +125,7 @@ struct slab_page {
 	uint32_t state;		    /* enum slab_page_state */
 	uint64_t seq;		    /* order on cls->pages: made, retired or swept */
 	uint64_t stamp;		    /* slab_now_ms() when it got that age */
-	uint32_t resume;	    /* slab_sweep: the slot a half-visited page resumes at */
+	uint32_t resume;	    /* slab_sweep without a cursor: the slot a half-visited page resumes at */
 	struct cds_list_head link;  /* on cls->pages, by age */
 	struct cds_list_head plink; /* on cls->partial when PARTIAL */
 	struct rcu_head rcu;	    /* the release after a grace period */

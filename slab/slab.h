@@ -264,10 +264,12 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
  * object), in the middle of a page if need be: that page keeps its place
  * and is the first of the next call.  Returns the units done: fewer than @budget, no eligible page
  * is left.  Not inside a read-side section.
- * With @cursor (start at 0), pages keep their place and seq: only those of
- * seq >= *@cursor are visited, *@cursor is left past the last one, or at 0
- * when none is left (a round over the class, in bounded calls, that does
- * not disturb the order the other sweeps go by).
+ * With @cursor (start at 0), pages keep their place and seq: only those
+ * from *@cursor's page on are visited, and *@cursor is left where the
+ * call stopped (a page and a slot: a half-visited page resumes there, not
+ * where another sweep left it), or at 0 when none is left (a round over
+ * the class, in bounded calls, that does not disturb the order the other
+ * sweeps go by).
  */
 size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
 		  uint64_t *cursor, void (*visit)(void *arg, void *obj), void *arg);

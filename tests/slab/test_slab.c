@@ -727,6 +727,42 @@ Test(slab, isolate_and_for_each)
 	rcu_unregister_thread();
 }
 
+/* A round (slab_sweep with a cursor) visits every object of a page that
+ * another sweep left half-visited: it began where that one stopped, and
+ * the objects before were skipped until the next round (a garbage round
+ * left stale entries behind). */
+Test(slab, a_round_visits_a_page_another_sweep_left_half_visited)
+{
+	enum {
+		N = 3000
+	};
+	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
+
+	rcu_register_thread();
+	struct slab *s = mk(0);
+	for (uint64_t k = 0; k < N; k++)
+		table_add(s, &t, k, 0);
+	slab_release_open(s, UINT64_MAX);
+
+	struct visit half = { 0 }, round = { 0 };
+	/* A FIFO sweep (no cursor) that stops 100 objects into the oldest page. */
+	slab_sweep(s, 0, SLAB_COMPACT_PAGE_COST + 100, UINT64_MAX, NULL, count_visit, &half);
+	cr_assert_eq(half.n, 100);
+	uint64_t cursor = 0;
+	do
+		slab_sweep(s, 0, 256, UINT64_MAX, &cursor, count_visit, &round);
+	while (cursor != 0);
+	cr_assert_eq(round.n, N, "the round visited %zu of %d objects", round.n, (int)N);
+	cr_assert_eq(round.keysum, (uint64_t)N * (N - 1) / 2);
+	for (uint64_t k = 0; k < N; k++)
+		table_del(s, &t, k);
+	slab_rcu_barrier(s);
+	cr_assert_eq(quiet_check(s), 0);
+	free(t.slot);
+	done(s);
+	rcu_unregister_thread();
+}
+
 /* ------------------------------------------------------------------ */
 
 static void *exit_with_pending_batch(void *p)
