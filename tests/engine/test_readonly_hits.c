@@ -10,8 +10,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "engine/internal.h"
+#include "shrink/internal.h"   /* resizer_busy */
 
 #define RO_NAMES 20000
 #define RO_LOOKUPS 1000000
@@ -74,9 +76,15 @@ Test(readonly_hits, entry_pages_read_only, .timeout = 120)
 	 * A resize links bucket nodes into the entries' chains (a store to
 	 * entry pages that no lookup makes), but none can run below: the
 	 * tables do not auto-resize (engine/cache.c), only a reclaim pass
-	 * resizes them, synchronously, and with no reclaim thread passes run
-	 * only in mutating calls, which are all done.
+	 * resizes them, and with no reclaim thread passes run only in
+	 * mutating calls, which are all done; a resize of more than 8,192
+	 * buckets that a call started runs in a resizer thread, waited for
+	 * here (it crashed the test now and then, under load).
 	 */
+	while (atomic_load(&ro_cache->shrink->resizer_busy)) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
 	/* The workers register and make their stats slots on their first
 	 * call: none of that lives in entry pages. */
 	struct ro_worker w[2] = { { .seed = 1 }, { .seed = 2 } };
