@@ -82,13 +82,15 @@ enum udc_probe_evict {
 	UDC_PROBE_EVICT_MAIN = 1,      /* main's clock found it with no hits left */
 	UDC_PROBE_EVICT_AGED = 2,      /* a negative past negative_max_age_ms */
 	UDC_PROBE_EVICT_STALE = 3,     /* its directory's generation moved on */
+	UDC_PROBE_EVICT_BOUND = 4,     /* an unhit negative of a directory past its bound */
 };
 
 /* sweep_batch's mode */
 enum udc_probe_sweep {
 	UDC_PROBE_SWEEP_RECLAIM = 0, /* memory pressure (sweep_reclaim) */
 	UDC_PROBE_SWEEP_AGE = 1,     /* negatives' age (sweep_age) */
-	UDC_PROBE_SWEEP_STALE = 2,   /* garbage of invalidated dirs (sweep_stale) */
+	UDC_PROBE_SWEEP_STALE = 2,   /* garbage of invalidated dirs (sweep_garbage) */
+	UDC_PROBE_SWEEP_TRIM = 3,    /* directories past their bound (sweep_trim) */
 };
 
 /* reclaim's source */

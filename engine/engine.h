@@ -78,6 +78,9 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);
 /* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
  * e is in a slab page (its bytes stay until its free lands). */
 bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *out);
+/* The positives and current-generation negatives of e's directory, if e
+ * is published (false: it is dead).  Outside rcu_read_lock. */
+bool entry_dir_counts(struct udc_entry *e, int64_t *positives, uint64_t *negatives);
 /* Evict e (key: its key) if it is still published: true if it went.
  * @warm: walk its hash chain before taking its stripe (a second walk, paid
  * by the caller, that keeps the stripe's hold short: the reclaim thread). */

@@ -64,6 +64,24 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 	return live;
 }
 
+bool entry_dir_counts(struct udc_entry *e, int64_t *positives, uint64_t *negatives)
+{
+	bool live;
+
+	rcu_read_lock();   /* the directory stays until our unlock */
+	/* acquire: pairs with the release in entry_publish_locked (e->dir is
+	 * the published one, and its entry's reference holds it) */
+	live = atomic_load_explicit(&e->published, memory_order_acquire);
+	if (live) {
+		struct udc_dir *d = e->dir;
+		/* relaxed: the admission bound's inputs, a heuristic */
+		*positives = atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
+		*negatives = dir_negatives(d);
+	}
+	rcu_read_unlock();
+	return live;
+}
+
 bool entry_published(const struct udc_entry *e)
 {
 	/* acquire: pairs with the release in entry_publish_locked: Ordering (A) */

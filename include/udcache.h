@@ -135,7 +135,9 @@ struct udc_config {
 	uint64_t hash_key[2];          /* keyed name hash; {0,0} = random per cache */
 	uint32_t flags;                /* UDC_CFG_* below */
 	uint32_t negative_max_age_ms;  /* a negative not hit for this long is reclaimed
-	                                * even with no memory pressure; 0 = default
+	                                * even with no memory pressure (one to two
+	                                * ages after its last hit: a hit within an
+	                                * age keeps it another); 0 = default
 	                                * (600000); UINT32_MAX = never */
 };
 #define UDC_CONFIG_INIT { .size = sizeof(struct udc_config) }
@@ -499,10 +501,13 @@ struct udc_stats {
 	uint64_t refaults;             /* names re-created while the ghost of their
 	                                * eviction was remembered (they go to main) */
 	uint64_t negatives_aged;       /* negatives evicted by negative_max_age_ms */
-	uint64_t negatives_declined;   /* negatives not kept: past their directory's
-	                                * bound, max(8 x its positives, 65536), or
-	                                * their client's share of probation (half
-	                                * of limit / 64; client 0 has none) */
+	uint64_t negatives_declined;   /* negatives not kept: past twice their
+	                                * directory's bound (4096 + 8 x its
+	                                * positives; past the bound itself the
+	                                * directory's oldest unhit negatives go
+	                                * instead), or their client's share of
+	                                * probation (half of limit / 64; client 0
+	                                * has none) */
 	uint64_t bytes_slack;          /* the overshoot allowed: bytes_used <=
 	                                * bytes_limit + bytes_slack at every moment
 	                                * (1% of the limit, or 4% of it between

@@ -3,18 +3,25 @@
  * shrink/admit.c - which negatives are kept at all: a directory's bound
  * and a client's share.
  *
- * Owns: the admission rules and the per-client count of probationary
- * negatives (sh->client_probation, by client tag).  The per-directory
+ * Owns: the admission rules, the count of negatives admitted past their
+ * directory's bound (sh->trim_excess, which the trim works off) and the
+ * per-client count of probationary negatives (sh->client_probation, by
+ * client tag).  The per-directory
  * count of current-generation negatives is the engine's (engine/dir.c,
  * dir_negatives); the engine asks shrink_admit_negative() with it.
  *
- * A directory keeps at most max(ADMIT_NEG_PER_POS x its positives,
- * ADMIT_NEG_FLOOR) negatives of its current generation (Bottomley's
- * bound): a client scanning unique names in one directory cannot fill the
- * cache with them, while a directory with real contents keeps the
- * negatives its lookups need.  Past the bound a new negative is declined
- * (udc_add_negative and udc_resolve still answer, and the name's old
- * entry still goes).
+ * A directory's bound is ADMIT_NEG_BASE + ADMIT_NEG_PER_POS x its
+ * positives negatives of its current generation (Bottomley's bound, with
+ * a small base for directories of few or no positives): a client scanning
+ * unique names in one directory cannot fill the cache with them, while a
+ * directory with real contents keeps the negatives its lookups need.
+ * Past the bound a new negative is still kept, and the directory's oldest
+ * negatives that no lookup hit go instead (the trim, sweep.c's
+ * sweep_trim, in the reclaim thread or the calls): a new useful negative
+ * is cached at once, not after the old ones age out.  Only past twice the
+ * bound (the trim behind, or every negative there hit) is a new one
+ * declined (udc_add_negative and udc_resolve still answer, and the name's
+ * old entry still goes).
  *
  * A client (struct udc_call.client, udc_add_negative's client; its tag,
  * kept in the negative, see shrink_client_tag) may have at most CLIENT_SHARE
@@ -35,7 +42,7 @@
 #include "shrink/internal.h"
 
 #define ADMIT_NEG_PER_POS 8
-#define ADMIT_NEG_FLOOR 65536
+#define ADMIT_NEG_BASE 4096
 #define CLIENT_SHARE 50          /* % of the cache's room one client's probation may take */
 #define CLIENT_FLOOR 4096        /* probationary negatives any client may have */
 #define NEG_BYTES 64             /* the smallest negative slot: the room in entries */
@@ -88,12 +95,22 @@ static bool admit_client(struct shrink *sh, uint8_t tag)
 	return n < (int64_t)(room > CLIENT_FLOOR ? room : CLIENT_FLOOR);
 }
 
+uint64_t shrink_dir_bound(int64_t positives)
+{
+	return ADMIT_NEG_BASE + (positives > 0 ? (uint64_t)positives * ADMIT_NEG_PER_POS : 0);
+}
+
 bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negatives, uint8_t tag)
 {
-	uint64_t bound = positives > 0 ? (uint64_t)positives * ADMIT_NEG_PER_POS : 0;
+	uint64_t bound = shrink_dir_bound(positives);
 
-	return negatives < (bound > ADMIT_NEG_FLOOR ? bound : ADMIT_NEG_FLOOR) &&
-	       admit_client(sh, tag);
+	if (negatives >= 2 * bound || !admit_client(sh, tag))
+		return false;
+	if (negatives >= bound) {
+		/* relaxed: a work estimate (see Ordering) */
+		atomic_fetch_add_explicit(&sh->trim_excess, 1, memory_order_relaxed);
+	}
+	return true;
 }
 
 void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,

@@ -84,9 +84,13 @@ struct shrink {
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */
 	uint64_t garbage_round_ns;        /* when the last round began (CLOCK_MONOTONIC) */
-	_Atomic uint64_t garbage_inline_next_ns;  /* without the thread: when a call may
-	                                           * sweep garbage next (read off the lock) */
+	_Atomic uint64_t sweep_inline_next_ns;  /* without the thread: when a call may
+	                                         * sweep garbage or trim next (read off the lock) */
 	uint64_t garbage_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's */
+	_Atomic int64_t trim_excess;      /* negatives admitted past their directory's
+	                                   * bound, not trimmed yet (an estimate; added
+	                                   * to off the lock) */
+	uint64_t trim_cursor[SLAB_MAX_CLASSES];  /* the trim's, over the negatives */
 	uint64_t adapt_ms;                /* neg_share's last adaptation */
 	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
 
@@ -137,6 +141,9 @@ bool sweep_age(struct shrink *sh, size_t budget);
 bool sweep_garbage_due(struct shrink *sh);
 /* Drop garbage, at most @budget work units, lock held: true if more remains. */
 bool sweep_garbage(struct shrink *sh, size_t budget);
+/* Trim directories past their bound (their oldest unhit negatives), at
+ * most @budget work units, lock held: true if more remains. */
+bool sweep_trim(struct shrink *sh, size_t budget);
 
 /* ---- shrink/compact.c: when to move entries out of sparse pages ---- */
 /* A bounded batch if worth it, or nothing if another thread is at it. */

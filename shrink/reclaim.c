@@ -9,12 +9,13 @@
  * reclaim thread.  The thread (started unless UDC_CFG_NO_RECLAIM_THREAD)
  * wakes every RECLAIM_THREAD_PERIOD_MS, evicts down to the low watermark
  * (limit - slack) once use passes limit - slack/2, ages negatives out
- * (negative_max_age_ms), sweeps the garbage of invalidated directories
- * and runs compaction batches, a bounded number per wake-up, each under
+ * (negative_max_age_ms), sweeps the garbage of invalidated directories,
+ * trims directories past their bound and runs compaction batches, a bounded number per wake-up, each under
  * shrink_lock.  The inline pass stays with the thread
  * too, so the bound holds even when a client outruns the thread; without
  * the thread, the inline pass also ages negatives, a batch at most every
- * AGE_INLINE_DIV-th of the age, and sweeps garbage, a batch a call.
+ * AGE_INLINE_DIV-th of the age, and sweeps garbage and trims, in paced
+ * batches (sweep_inline).
  *
  * Probes (common/probe.h): reclaim for each eviction pass (which caller,
  * the bytes asked for and those evicted); the entries are sweep.c's.
@@ -71,8 +72,8 @@
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
-#define STALE_INLINE_BATCH 96                      /* the same in a call (see stale_inline) */
-#define STALE_INLINE_DUTY 10                       /* ... at most 1/10 of the calls' time */
+#define SWEEP_INLINE_BATCH 96                      /* the same in a call (see sweep_inline) */
+#define SWEEP_INLINE_DUTY 10                       /* ... at most 1/10 of the calls' time */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle, */
 #define RECLAIM_INLINE_DIV 4                       /* ... at most this share of the slack */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
@@ -275,37 +276,47 @@ static void reap_inline(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
-/*
- * Without the thread: a batch of the garbage of invalidated directories.
- * The calls pay for the whole sweep, so a call's share must stay within
- * the tail of an ordinary call: STALE_INLINE_BATCH is a page's isolation
- * (SLAB_COMPACT_PAGE_COST) and 64 entries, ~60 us (a stale entry's
- * cds_lfht_del is ~1 us of cache misses); under SLAB_COMPACT_PAGE_COST + 1
- * a batch visits no entry at all (slab_sweep re-isolates its page each
- * call).  And the calls spend at most 1/STALE_INLINE_DUTY of their time
- * in it: after a batch of t ns, none for (STALE_INLINE_DUTY - 1) t.  With
- * every call sweeping, a writer's calls were 60 us each for the whole
- * sweep, so it ran inside a call nearly all the time and every preemption
- * of it (the call_rcu thread landing the sweep's frees) was a call of
- * milliseconds: p99.99 3-8 ms against 0.05-0.5 ms before (BENCHMARKS.md,
- * issue 13).  Stale entries answer nothing, and eviction drops them first
- * when memory is wanted, so a slower sweep costs only the memory they hold
- * meanwhile.
- */
-static void stale_inline(struct shrink *sh)
+/* Garbage or a trim is waiting (relaxed: estimates). */
+static bool sweeps_pending(struct shrink *sh)
 {
-	/* relaxed: an estimate and a pacing time (a race costs one batch early) */
-	if (sh->reclaimer_running || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) <= 0)
+	return atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0 ||
+	       atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0;
+}
+
+/*
+ * Without the thread: a batch of the garbage of invalidated directories,
+ * or of the trim of directories past their bound.  The calls pay for the
+ * whole sweep, so a call's share must stay within the tail of an ordinary
+ * call: SWEEP_INLINE_BATCH is a page's isolation (SLAB_COMPACT_PAGE_COST)
+ * and 64 entries, ~60 us (a stale entry's cds_lfht_del is ~1 us of cache
+ * misses); under SLAB_COMPACT_PAGE_COST + 1 a batch visits no entry at all
+ * (slab_sweep re-isolates its page each call).  And the calls spend at
+ * most 1/SWEEP_INLINE_DUTY of their time in it: after a batch of t ns,
+ * none for (SWEEP_INLINE_DUTY - 1) t.  With every call sweeping, a
+ * writer's calls were 60 us each for the whole sweep, so it ran inside a
+ * call nearly all the time and every preemption of it (the call_rcu
+ * thread landing the sweep's frees) was a call of milliseconds: p99.99 3-8
+ * ms against 0.05-0.5 ms before (BENCHMARKS.md, issue 13).  Stale entries
+ * answer nothing, and eviction drops them first when memory is wanted, so
+ * a slower sweep costs only the memory they hold meanwhile; a directory
+ * whose trim lags declines its new negatives past twice its bound.
+ */
+static void sweep_inline(struct shrink *sh)
+{
+	if (sh->reclaimer_running || !sweeps_pending(sh))
 		return;
 	uint64_t start = mono_ns();
-	if (start < atomic_load_explicit(&sh->garbage_inline_next_ns, memory_order_relaxed))
+	/* relaxed: a pacing time (a race costs one batch early) */
+	if (start < atomic_load_explicit(&sh->sweep_inline_next_ns, memory_order_relaxed))
 		return;
 	if (udc_mutex_trylock(&sh->lock))
 		return;
 	if (sweep_garbage_due(sh))
-		sweep_garbage(sh, STALE_INLINE_BATCH);
+		sweep_garbage(sh, SWEEP_INLINE_BATCH);
+	else
+		sweep_trim(sh, SWEEP_INLINE_BATCH);
 	uint64_t end = mono_ns();
-	atomic_store_explicit(&sh->garbage_inline_next_ns, end + (end - start) * (STALE_INLINE_DUTY - 1),
+	atomic_store_explicit(&sh->sweep_inline_next_ns, end + (end - start) * (SWEEP_INLINE_DUTY - 1),
 			      memory_order_relaxed);
 	udc_mutex_unlock(&sh->lock);
 }
@@ -316,8 +327,10 @@ static void reclaim_calls(struct shrink *sh)
 	if (!sh->reclaimer_running)
 		pages_trim(sh);
 	age_inline(sh);
-	stale_inline(sh);
+	sweep_inline(sh);
 	reap_inline(sh);
+	if (sh->reclaimer_running && atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0)
+		reclaimer_kick(sh);   /* relaxed: an estimate */
 	if (cache_tables_resize_due(sh->c)) {
 		if (sh->reclaimer_running)
 			reclaimer_kick(sh);
@@ -478,6 +491,13 @@ static bool reclaim_background(struct shrink *sh)
 		 * thread (see Scheduling), not in liburcu's call_rcu thread. */
 		slab_hold_begin();
 		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
+		slab_hold_end();
+		udc_mutex_unlock(&sh->lock);
+	}
+	for (bool trim = true; trim && batches > 0; batches--) {
+		udc_mutex_lock(&sh->lock);
+		slab_hold_begin();   /* as the garbage's */
+		trim = sweep_trim(sh, STALE_BATCH);
 		slab_hold_end();
 		udc_mutex_unlock(&sh->lock);
 	}

@@ -43,8 +43,11 @@ unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cl
 /* ---- admission of negatives ---- */
 /* The tag of client id @client (0: anonymous, or no tag free). */
 uint8_t shrink_client_tag(struct shrink *sh, uint32_t client);
+/* The negatives a directory of @positives positives keeps. */
+uint64_t shrink_dir_bound(int64_t positives);
 /* May a negative of client @tag be kept in a directory holding @positives
- * positives and @negatives negatives of its generation? */
+ * positives and @negatives negatives of its generation?  Past the bound,
+ * yes (and the directory's oldest unhit ones will go) up to twice it. */
 bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negatives,
 			   uint8_t tag);
 

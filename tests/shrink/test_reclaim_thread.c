@@ -71,14 +71,14 @@ Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
 
 	for (unsigned i = 0; i < n; i++) {
 		size_t len = rt_name(nm, sizeof(nm), i);
-		cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
+		cr_assert_eq(udc_add_negative(c, 10 + i % 64, nm, len, 0), 0);
 	}
 	/* Remove 90%, in an order that leaves every page sparse at the end. */
 	for (unsigned i = 0; i < n; i++) {
 		if (i % 10 == 3)
 			continue;
 		size_t len = rt_name(nm, sizeof(nm), i);
-		cr_assert_eq(udc_invalidate(c, 10 + i % 8, nm, len), 0);
+		cr_assert_eq(udc_invalidate(c, 10 + i % 64, nm, len), 0);
 	}
 	udc_thread_offline(c);   /* our open pages go back to the classes */
 	cr_assert(rt_wait(c, rt_compacted), "slab %zu bytes for %zu of entries after %d s",
@@ -88,7 +88,7 @@ Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
 	cr_assert_eq(st.nr_negative, n / 10);
 	for (unsigned i = 3; i < n; i += 10) {
 		size_t len = rt_name(nm, sizeof(nm), i);
-		cr_assert_eq(udc_lookup(c, 10 + i % 8, nm, len, NULL), UDC_NEGATIVE, "name %u", i);
+		cr_assert_eq(udc_lookup(c, 10 + i % 64, nm, len, NULL), UDC_NEGATIVE, "name %u", i);
 	}
 	udc_destroy(c);
 }
@@ -108,7 +108,7 @@ Test(reclaim_thread, evicts_to_the_low_watermark, .timeout = 120)
 
 	for (unsigned i = 0; i < 200000; i++) {
 		size_t len = rt_name(nm, sizeof(nm), i);
-		cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
+		cr_assert_eq(udc_add_negative(c, 10 + i % 64, nm, len, 0), 0);
 		/* Inline reclaim keeps the bound after every call, thread or not. */
 		struct udc_stats st = tc_stats(c);
 		cr_assert_leq(st.bytes_used, RT_LIMIT + st.bytes_slack, "call %u: %llu bytes", i,
@@ -130,7 +130,7 @@ Test(reclaim_thread, destroy_stops_a_busy_thread)
 		udc_cache *c = rt_create(RT_LIMIT);
 		for (unsigned i = 0; i < 20000; i++) {
 			size_t len = rt_name(nm, sizeof(nm), i);
-			cr_assert_eq(udc_add_negative(c, 10 + i % 8, nm, len, 0), 0);
+			cr_assert_eq(udc_add_negative(c, 10 + i % 64, nm, len, 0), 0);
 		}
 		udc_destroy(c);   /* with the thread likely mid-batch */
 	}
