@@ -519,7 +519,7 @@ Test(threads_memory, small_limit_bound_256k, .timeout = 600)
 /* (c) RSS follows the cache */
 
 #define RSS_NAMES 1000000
-#define RSS_DIRS 100
+#define RSS_DIRS 1000 /* 1,000 names each: well within a directory's bound (4096 + 8 x positives) */
 #define RSS_REMOVE_PCT 90
 #define RSS_RETAINED_PCT 25
 #define RSS_IDLE_POLLS 20 /* every 100 ms: 2 s at most */
