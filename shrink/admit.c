@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shrink/admit.c - which negatives are kept at all: a directory's bound
- * and a client's share.
+ * and a client's share; and each client's fair share of probation, which
+ * the sweeper (sweep.c, requeue_due) protects at eviction.
  *
- * Owns: the admission rules and the per-client count of probationary
- * negatives (sh->client_probation, by client tag).  The per-directory
+ * Owns: the admission rules, the per-client count of probationary
+ * negatives (sh->client_probation, by client tag, anonymous too) and of
+ * its negatives' uses and unhit evictions since the tag was lent
+ * (client_used, client_evicted: whether it has earned a place).  The per-directory
  * count of current-generation negatives is the engine's (engine/dir.c,
  * dir_negatives); the engine asks shrink_admit_negative() with it.
  *
@@ -24,9 +27,16 @@
  * another client is a small share of the room, and leaves probation when
  * it is promoted).  Client 0 (anonymous) has no share.
  *
+ * Fair shares (admit_fair_share): the mean of the probationary negatives
+ * of the tags that have some, over those that have not earned (anonymous
+ * one of them) and over those that have.  A client has earned when its
+ * negatives' refaults (a negative published in main) and promotions are
+ * at least 1/EARN_RATIO of its unhit evictions, and one.
+ *
  * Locking: none; the client counts change by atomic add (the engine tells
- * them under the name's stripe lock, but clients span stripes), and a
- * free tag is lent by a compare-and-swap of its id.
+ * them under the name's stripe lock, but clients span stripes; the
+ * evictions, the sweeper under sh->lock), and a free tag is lent by a
+ * compare-and-swap of its id (its uses and evictions then zeroed).
  *
  * Ordering: relaxed throughout: the bounds are heuristics (a tag lent anew
  * while a call of its last client is between its lookup and its count is

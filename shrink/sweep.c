@@ -12,10 +12,16 @@
  * probation, or to main when their ghost is remembered (a refault).  The
  * sweeper takes the oldest pages of a queue (slab_sweep: oldest retired or
  * swept first) and visits their entries:
- *   probation: never hit -> evicted, a ghost left; hit -> promoted (moved
+ *   probation: never hit -> evicted, a ghost left, unless it is a
+ *     client's negative under its fair share (requeue_due: admit.c's
+ *     shares, at most REQUEUE_MAX times, never anonymous, never when
+ *     ageing) -> requeued (moved into an open page of its own class, the
+ *     young end of the FIFO, entry_requeue_move); hit -> promoted (moved
  *     into a main page, cds_lfht_replace, its hits less one); stale (its
  *     directory's generation moved on) -> dropped.  The page empties and
- *     goes back whole after the grace period.
+ *     goes back whole after the grace period.  Requeued copies count with
+ *     the promoted ones against the in-flight bound (PROMOTE_INFLIGHT_DIV);
+ *     a copy that finds no room is evicted instead.
  *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted; stale ->
  *     dropped.  The page becomes the newest of its class; if it is sparse,
  *     compaction (compact.c) moves its survivors and gives it back.
@@ -38,8 +44,8 @@
  * (shrink_entry_class).
  *
  * Locking: the reclaim entry points run with sh->lock held (one sweeper
- * at a time; it protects neg_share's adaptation state and the garbage
- * rounds).  A visit asks the engine to evict or move the entry
+ * at a time; it protects neg_share's adaptation state, the garbage
+ * rounds and the fair shares a batch took, struct sweep_pass).  A visit asks the engine to evict or move the entry
  * (engine/evict.c, which takes the engine's locks).  The ghost slots take
  * no lock: relaxed 16-bit loads and stores (a ghost lost or overwritten
  * by a race is a missed refault, nothing worse); the table is read under
@@ -53,6 +59,7 @@
  *
  * Probes (common/probe.h): evict for each entry evicted (with its reason),
  * promote, refault, and sweep_batch for each slab_sweep call (sweep_class).
+ * Requeues are counted (the requeued statistic), with no probe.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
