@@ -87,8 +87,13 @@ bool entry_dir_counts(struct udc_entry *e, int64_t *positives, uint64_t *negativ
 bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_key *key,
 		 bool warm);
 /* slab_move_fn (arg: the cache): move a published entry, drop a stale
- * one, keep a dead one. */
+ * one, keep a dead one.  The copy keeps the entry's requeues. */
 enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);
+/* The same, the copy's requeues one more (saturated at 254): a probation
+ * entry moved to the young end of its own FIFO (shrink/sweep.c). */
+enum slab_verdict entry_requeue_move(void *cache, void *old_obj, void *new_obj);
+/* How many times e (published) was requeued so far (0 for a dead one). */
+uint8_t entry_requeues(const struct udc_entry *e);
 /* Lower e's hit count by one (if above 0); returns the count before. */
 uint8_t entry_hit_spend(struct udc_entry *e);
 void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine/evict.c - what the engine does to one entry at its reclaim
- * policy's request: copy its key, evict it, move it to another slot,
- * spend a hit.  shrink/ decides which entries and when; every write to
- * the name table, the directories' flags and the children lists it asks
- * for is made here, under the engine's locks.
+ * policy's request: copy its key, evict it, move it to another slot (or
+ * requeue it: the same move, counted), spend a hit.  shrink/ decides which
+ * entries and when; every write to the name table, the directories' flags
+ * and the children lists it asks for is made here, under the engine's
+ * locks.
  *
  * Owns: nothing of its own; these are the name table's and the entries'
  * mechanisms for a caller that found an entry in a slab page (not through
@@ -22,7 +23,10 @@
  *   takes the directory's spinlock inside it for a positive's children
  *   link.  Under the stripe, published says whether the entry is in the
  *   table (every publish, replace and delete holds the stripe), so no
- *   lookup is needed to find it.
+ *   lookup is needed to find it.  Its value is 1 + the entry's requeues
+ *   (entry_requeue_move sets the copy's one more, entry_move the same;
+ *   every other reader only tests it non-zero), written only under the
+ *   stripe, before the slot is in the table.
  *
  * Ordering:
  *   entry_key_copy's acquire load of published pairs with the release
@@ -173,13 +177,24 @@ uint8_t entry_hit_spend(struct udc_entry *e)
 	return h;
 }
 
-/*
- * slab_move_fn: move entry @old_obj to @new_obj (a fresh slot of the same
- * class), or drop it if stale, or leave it if it is no longer published.
- */
-enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
+uint8_t entry_requeues(const struct udc_entry *e)
 {
-	struct udc_cache *c = arg;
+	/* relaxed: a slot's value is fixed while it is published (set
+	 * before its copy is, under the stripe) and read as a heuristic */
+	uint8_t p = atomic_load_explicit(&e->published, memory_order_relaxed);
+
+	return p ? (uint8_t)(p - 1) : 0;
+}
+
+/*
+ * Move entry @old_obj to @new_obj (a fresh slot of the same size), or drop
+ * it if stale, or leave it if it is no longer published.  The copy is
+ * published with the old one's value plus @requeue (1 + its requeues,
+ * saturated): a move keeps the count, a requeue raises it.
+ */
+static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void *new_obj,
+				       unsigned requeue)
+{
 	struct udc_entry *old = old_obj, *e = new_obj;
 	struct entry_key key;
 	enum slab_verdict v = SLAB_KEPT;
@@ -227,10 +242,13 @@ enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
 	} else {
 		memcpy(e + 1, old + 1, size - sizeof(*old));
 	}
+	/* relaxed: written under this stripe lock, which we hold */
+	unsigned pub = atomic_load_explicit(&old->published, memory_order_relaxed) + requeue;
 	/* release: pairs with the sweepers' acquire (entry_key_copy): the copy's
 	 * page may be retired from its cpu slot and isolated by now (slab
 	 * hands it out zeroed), and a sweeper reads it whole or not at all */
-	atomic_store_explicit(&e->published, 1, memory_order_release);
+	atomic_store_explicit(&e->published, (uint8_t)(pub < UINT8_MAX ? pub : UINT8_MAX),
+			      memory_order_release);
 	/* TSan: pairs with rcu_found_note in name_match (common/rcu_tsan.h) */
 	rcu_publish_note(&e->node);
 	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);
@@ -253,3 +271,12 @@ out:
 	return v;
 }
 
+enum slab_verdict entry_move(void *arg, void *old_obj, void *new_obj)
+{
+	return entry_move_as(arg, old_obj, new_obj, 0);
+}
+
+enum slab_verdict entry_requeue_move(void *arg, void *old_obj, void *new_obj)
+{
+	return entry_move_as(arg, old_obj, new_obj, 1);
+}

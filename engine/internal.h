@@ -146,7 +146,9 @@ struct udc_entry {
 	uint8_t ext : 1;                  /* 1: name stored apart, pointer inline */
 	uint8_t type : 6;                 /* positive: enum udc_type; negative: client tag */
 	_Atomic uint8_t hits;             /* raised by readers (plain store), lowered by reclaim */
-	_Atomic uint8_t published;        /* 1 while in the table: the sweeper's test of a slot */
+	_Atomic uint8_t published;        /* non-zero while in the table: the sweeper's test of
+	                                   * a slot; 1 + the times it was requeued in probation
+	                                   * (entry_requeue_move; written under the stripe) */
 };
 
 struct udc_neg {

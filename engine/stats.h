@@ -31,6 +31,7 @@
 	X(walk_retries, "udc_walk passes redone after a rename or rmdir")         \
 	X(moved, "entries moved to another slab page by compaction")              \
 	X(promoted, "entries moved from probation to main (hit since insertion)") \
+	X(requeued, "negatives requeued in probation: their client under its fair share") \
 	X(refaults_neg, "negatives re-created while their ghost was remembered")  \
 	X(refaults_pos, "positives re-created while their ghost was remembered")  \
 	X(aged, "negatives evicted by age (negative_max_age_ms)")                 \

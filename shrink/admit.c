@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shrink/admit.c - which negatives are kept at all: a directory's bound
- * and a client's share.
+ * and a client's share; and each client's fair share of probation, which
+ * the sweeper (sweep.c, requeue_due) protects at eviction.
  *
  * Owns: the admission rules, the count of negatives admitted past their
- * directory's bound (sh->trim_excess, which the trim works off) and the
+ * directory's bound (sh->trim_excess, which the trim works off), the
  * per-client count of probationary negatives (sh->client_probation, by
- * client tag).  The per-directory
+ * client tag, anonymous too) and of its negatives' uses and unhit
+ * evictions since the tag was lent (client_used, client_evicted: whether
+ * it has earned a place).  The per-directory
  * count of current-generation negatives is the engine's (engine/dir.c,
  * dir_negatives); the engine asks shrink_admit_negative() with it.
  *
@@ -31,9 +34,16 @@
  * another client is a small share of the room, and leaves probation when
  * it is promoted).  Client 0 (anonymous) has no share.
  *
+ * Fair shares (admit_fair_share): the mean of the probationary negatives
+ * of the tags that have some, over those that have not earned (anonymous
+ * one of them) and over those that have.  A client has earned when its
+ * negatives' refaults (a negative published in main) and promotions are
+ * at least 1/EARN_RATIO of its unhit evictions, and one.
+ *
  * Locking: none; the client counts change by atomic add (the engine tells
- * them under the name's stripe lock, but clients span stripes), and a
- * free tag is lent by a compare-and-swap of its id.
+ * them under the name's stripe lock, but clients span stripes; the
+ * evictions, the sweeper under sh->lock), and a free tag is lent by a
+ * compare-and-swap of its id (its uses and evictions then zeroed).
  *
  * Ordering: relaxed throughout: the bounds are heuristics (a tag lent anew
  * while a call of its last client is between its lookup and its count is
@@ -46,6 +56,11 @@
 #define CLIENT_SHARE 50          /* % of the cache's room one client's probation may take */
 #define CLIENT_FLOOR 4096        /* probationary negatives any client may have */
 #define NEG_BYTES 64             /* the smallest negative slot: the room in entries */
+/* A client has earned a place when at least 1 in EARN_RATIO of its
+ * negatives evicted unhit came back (a refault) or was hit in probation
+ * (a promotion): a scanner's unique names refault only falsely, about
+ * 1 in 32768 (sweep.c's ghosts). */
+#define EARN_RATIO 64
 
 /*
  * A tag is lent to one client id at a time, exactly (sh->client_id), for
@@ -76,8 +91,11 @@ uint8_t shrink_client_tag(struct shrink *sh, uint32_t client)
 		uint32_t old = atomic_load_explicit(&sh->client_id[t], memory_order_relaxed);
 		if (atomic_load_explicit(&sh->client_probation[t], memory_order_relaxed) <= 0 &&
 		    atomic_compare_exchange_strong_explicit(&sh->client_id[t], &old, client,
-							    memory_order_relaxed, memory_order_relaxed))
+							    memory_order_relaxed, memory_order_relaxed)) {
+			atomic_store_explicit(&sh->client_used[t], 0, memory_order_relaxed);
+			atomic_store_explicit(&sh->client_evicted[t], 0, memory_order_relaxed);
 			return (uint8_t)t;
+		}
 	}
 	return 0;
 }
@@ -116,14 +134,68 @@ bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negati
 void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,
 			  int delta)
 {
-	if (kind != ENT_NEGATIVE || !tag || entry_main_class(cls) == cls)
-		return;   /* positive, anonymous, or in main */
+	if (kind != ENT_NEGATIVE)
+		return;
+	if (entry_main_class(cls) == cls) {
+		/* In main: not counted.  Published there, it is a refault (a
+		 * name looked up again after its eviction): its client has
+		 * shown use. */
+		if (tag && delta > 0)
+			atomic_fetch_add_explicit(&sh->client_used[tag], 1, memory_order_relaxed);
+		return;
+	}
+	/* anonymous (tag 0) counts too: the fair share's */
 	/* relaxed: a counter (see Ordering) */
 	atomic_fetch_add_explicit(&sh->client_probation[tag], delta, memory_order_relaxed);
 }
 
 void admit_promoted(struct shrink *sh, const struct udc_entry *e)
 {
-	shrink_entry_counted(sh, entry_kind_of(e), entry_client_tag(e),
+	uint8_t tag = entry_client_tag(e);
+
+	shrink_entry_counted(sh, entry_kind_of(e), tag,
 			     slab_page_class(slab_page_of(cache_slab(sh->c, entry_kind_of(e)), e)), -1);
+	if (tag && entry_kind_of(e) == ENT_NEGATIVE)   /* relaxed: see Ordering */
+		atomic_fetch_add_explicit(&sh->client_used[tag], 1, memory_order_relaxed);
+}
+
+void admit_evicted(struct shrink *sh, uint8_t tag)
+{
+	if (tag)   /* relaxed: see Ordering */
+		atomic_fetch_add_explicit(&sh->client_evicted[tag], 1, memory_order_relaxed);
+}
+
+bool admit_earned(struct shrink *sh, uint8_t tag)
+{
+	if (!tag)
+		return false;
+	/* relaxed: a heuristic (see Ordering) */
+	uint64_t used = atomic_load_explicit(&sh->client_used[tag], memory_order_relaxed);
+	uint64_t evicted = atomic_load_explicit(&sh->client_evicted[tag], memory_order_relaxed);
+
+	return used && used * EARN_RATIO >= evicted;
+}
+
+int64_t admit_probation(struct shrink *sh, uint8_t tag)
+{
+	/* relaxed: a counter (see Ordering) */
+	return atomic_load_explicit(&sh->client_probation[tag], memory_order_relaxed);
+}
+
+void admit_fair_share(struct shrink *sh, struct fair_share *out)
+{
+	int64_t all[2] = { 0, 0 }, tags[2] = { 0, 0 };
+
+	for (unsigned t = 0; t < CLIENT_TAGS; t++) {
+		int64_t n = admit_probation(sh, (uint8_t)t);
+		if (n > 0) {
+			bool e = admit_earned(sh, (uint8_t)t);
+			all[e] += n;
+			tags[e]++;
+		}
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		out->has[i] = tags[i] > 0;
+		out->share[i] = tags[i] ? all[i] / tags[i] : 0;
+	}
 }

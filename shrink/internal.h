@@ -65,8 +65,12 @@ struct shrink {
 	bool reclaimer_running;           /* the reclaim thread: set at start, cleared at stop */
 	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, %
 	                                   * (relaxed; written under lock) */
-	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag */
+	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag
+	                                                 * (0: anonymous) */
 	_Atomic uint32_t client_id[CLIENT_TAGS];        /* the client a tag is lent to (admit.c) */
+	_Atomic uint32_t client_used[CLIENT_TAGS];      /* since the tag was lent: its negatives
+	                                                 * refaulted or promoted (admit.c), */
+	_Atomic uint32_t client_evicted[CLIENT_TAGS];   /* and evicted from probation unhit */
 	struct ghost_table *_Atomic ghosts;   /* RCU: replaced under lock, freed by call_rcu */
 	_Atomic uint32_t ghost_slots;     /* its slots, for reads off the lock (relaxed) */
 	struct rcu_pending rcu_pending;   /* replaced ghost tables not yet freed */
@@ -158,5 +162,21 @@ size_t compact_all(struct shrink *sh);
 /* ---- shrink/admit.c ---- */
 /* Negative @e (found in a slab page) left probation for main (promotion). */
 void admit_promoted(struct shrink *sh, const struct udc_entry *e);
+/* Client @tag's probationary negatives (0: the anonymous ones). */
+int64_t admit_probation(struct shrink *sh, uint8_t tag);
+/* Has client @tag shown use since its tag was lent: of its negatives,
+ * refaults and promotions at least 1/EARN_RATIO of its evictions (and one)? */
+bool admit_earned(struct shrink *sh, uint8_t tag);
+/* A negative of client @tag was evicted from probation unhit. */
+void admit_evicted(struct shrink *sh, uint8_t tag);
+/* The fair shares of probation, [0] over the tags that have not earned
+ * (anonymous one of them) and [1] over those that have: the mean of the
+ * probationary negatives of the tags that have some (0 if none); has[i]:
+ * some tag of the kind has some. */
+struct fair_share {
+	int64_t share[2];
+	bool has[2];
+};
+void admit_fair_share(struct shrink *sh, struct fair_share *out);
 
 #endif

@@ -13,10 +13,16 @@
  * probation, or to main when their ghost is remembered (a refault).  The
  * sweeper takes the oldest pages of a queue (slab_sweep: oldest retired or
  * swept first) and visits their entries:
- *   probation: never hit -> evicted, a ghost left; hit -> promoted (moved
+ *   probation: never hit -> evicted, a ghost left, unless it is a
+ *     client's negative under its fair share (requeue_due: admit.c's
+ *     shares, at most REQUEUE_MAX times, never anonymous, never when
+ *     ageing) -> requeued (moved into an open page of its own class, the
+ *     young end of the FIFO, entry_requeue_move); hit -> promoted (moved
  *     into a main page, cds_lfht_replace, its hits less one); stale (its
  *     directory's generation moved on) -> dropped.  The page empties and
- *     goes back whole after the grace period.
+ *     goes back whole after the grace period.  Requeued copies count with
+ *     the promoted ones against the in-flight bound (PROMOTE_INFLIGHT_DIV);
+ *     a copy that finds no room is evicted instead.
  *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted; stale ->
  *     dropped.  The page becomes the newest of its class; if it is sparse,
  *     compaction (compact.c) moves its survivors and gives it back.
@@ -47,7 +53,8 @@
  *
  * Locking: the reclaim entry points run with sh->lock held (one sweeper
  * at a time; it protects neg_share's adaptation state, the garbage
- * rounds and the trim's cursors).  A visit asks the engine to evict or move the entry
+ * rounds, the trim's cursors, and the fair shares a batch took, struct
+ * sweep_pass).  A visit asks the engine to evict or move the entry
  * (engine/evict.c, which takes the engine's locks).  The ghost slots take
  * no lock: relaxed 16-bit loads and stores (a ghost lost or overwritten
  * by a race is a missed refault, nothing worse); the table is read under
@@ -62,6 +69,7 @@
  *
  * Probes (common/probe.h): evict for each entry evicted (with its reason),
  * promote, refault, and sweep_batch for each slab_sweep call (sweep_class).
+ * Requeues are counted (the requeued statistic), with no probe.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -86,6 +94,9 @@
  * bound (a fixed 128 KiB took a 2 MiB cache, slack 84 KiB, to 1.10 x its
  * limit when its first sweep found every entry hit). */
 #define PROMOTE_INFLIGHT_DIV 4
+/* Times an unhit client negative may be requeued in probation (its fair
+ * share's second chance) before it is evicted like any other. */
+#define REQUEUE_MAX 8
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u
 #define GHOST_MAX_SLOTS (1u << 24)
@@ -335,7 +346,8 @@ struct sweep_pass {
 	const struct entry_key *key;  /* the entry being visited's (promote_move's probe) */
 	size_t evicted;     /* slot bytes */
 	size_t nr_evicted;  /* entries */
-	size_t promoted;    /* slot bytes copied and not yet waited for */
+	size_t promoted;    /* slot bytes copied (promoted or requeued) and not yet waited for */
+	struct fair_share fair;   /* the fair shares of probation, this batch's */
 	int mode;           /* enum udc_probe_sweep; AGE: evictions count as aged */
 };
 
@@ -384,6 +396,35 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 	return v;
 }
 
+/* slab_move_fn for a requeue (arg: the sweep_pass): entry_requeue_move. */
+static enum slab_verdict requeue_move(void *arg, void *old_obj, void *new_obj)
+{
+	struct sweep_pass *sp = arg;
+	enum slab_verdict v = entry_requeue_move(sp->c, old_obj, new_obj);
+
+	if (v == SLAB_MOVED)
+		stat_add(cache_stats(sp->c), requeued, 1);
+	return v;
+}
+
+/* Unhit, current @e gets a second chance in probation: a client's negative
+ * (not anonymous) whose client holds less than the fair share, requeued
+ * fewer than REQUEUE_MAX times; never when ageing (a requeue would make
+ * it young again). */
+static bool requeue_due(const struct sweep_pass *sp, const struct udc_entry *e)
+{
+	if (sp->mode != UDC_PROBE_SWEEP_RECLAIM || entry_kind_of(e) != ENT_NEGATIVE)
+		return false;
+	uint8_t tag = entry_client_tag(e);
+	if (!tag || entry_requeues(e) >= REQUEUE_MAX)
+		return false;
+	const struct fair_share *f = &sp->fair;
+	int64_t n = admit_probation(sp->sh, tag);
+	if (admit_earned(sp->sh, tag))   /* behind the others, then its fair share */
+		return f->has[0] || n < f->share[1];
+	return !f->has[1] && n < f->share[0];
+}
+
 static void visit_probation(void *arg, void *obj)
 {
 	struct sweep_pass *sp = arg;
@@ -394,18 +435,27 @@ static void visit_probation(void *arg, void *obj)
 	if (!entry_key_copy(c, e, &key))
 		return;   /* dead: its free is on the way */
 	bool stale = !entry_is_current(e);
-	if (!stale && entry_hits(e)) {
+	bool hit = !stale && entry_hits(e);
+	if (hit || (!stale && requeue_due(sp, e))) {
+		/* promoted to main, or requeued: the copy lands in an open
+		 * page of its own class, the young end of the FIFO */
 		struct slab *s = cache_slab(c, entry_kind_of(e));
 		unsigned cls = slab_page_class(slab_page_of(s, e));
 		sp->key = &key;
-		int v = slab_relocate_to(s, e, entry_main_class(cls), promote_move, sp);
+		int v = hit ? slab_relocate_to(s, e, entry_main_class(cls), promote_move, sp)
+			    : slab_relocate_to(s, e, cls, requeue_move, sp);
 		if (v == SLAB_MOVED)
 			sp->promoted += slab_class_size(s, cls);
 		if (v != -ENOMEM)
-			return;   /* promoted, or dropped or left by entry_move */
+			return;   /* moved, or dropped or left by entry_move */
 		/* no room for the copy: evicted instead */
 	}
-	evict_entry(sp, e, &key, !stale, stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION);
+	/* Read before it goes (its slot is freed after a grace period). */
+	bool counted = !stale && !hit && entry_kind_of(e) == ENT_NEGATIVE;
+	uint8_t tag = entry_client_tag(e);
+	if (evict_entry(sp, e, &key, !stale, stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION) &&
+	    counted)
+		admit_evicted(sp->sh, tag);
 }
 
 static void visit_main(void *arg, void *obj)
@@ -447,9 +497,11 @@ static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main
 	size_t inflight_max = shrink_slack(sp->sh) / PROMOTE_INFLIGHT_DIV;
 	size_t done = 0;
 
+	if (!main && kind == ENT_NEGATIVE)
+		admit_fair_share(sp->sh, &sp->fair);   /* once a batch */
 	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2) {
 		size_t units = budget - done;
-		if (!main) {   /* a visit promotes one slot at most: no more than the room */
+		if (!main) {   /* a visit promotes or requeues one slot at most: no more than the room */
 			size_t room = inflight_max > sp->promoted ? inflight_max - sp->promoted : 0;
 			size_t most = room / slab_class_size(s, cls) + SLAB_COMPACT_PAGE_COST + 1;
 			units = units < most ? units : most;
