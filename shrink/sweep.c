@@ -490,24 +490,55 @@ static size_t sweep_class(struct sweep_pass *sp, enum entry_kind kind, unsigned 
 
 /* Sweep queue @main of @kind: at most @budget units, pages stamped at
  * most @stamp_max.  Returns the units done. */
+/* The class of queue @main of @kind whose next page to sweep is the oldest
+ * (none: -1), skipping the classes in @dry. */
+static int oldest_class(struct slab *s, bool main, uint64_t stamp_max, const bool *dry)
+{
+	uint64_t best = UINT64_MAX;
+	int found = -1;
+
+	for (unsigned cls = main; cls < slab_nr_classes(s); cls += 2) {
+		uint64_t seq = dry[cls] ? UINT64_MAX : slab_sweep_next_seq(s, cls, stamp_max);
+		if (seq < best) {
+			best = seq;
+			found = (int)cls;
+		}
+	}
+	return found;
+}
+
+/*
+ * Sweep queue @main of @kind: at most @budget units, pages stamped at
+ * most @stamp_max, a page at a time, the oldest of the queue's classes
+ * first (page seqs are one order across a slab).  Class by class, the
+ * short names' class was swept first every time and the long names'
+ * only when it had nothing left: two caches, not one FIFO.  Returns the
+ * units done.
+ */
 static size_t sweep_queue(struct sweep_pass *sp, enum entry_kind kind, bool main, size_t budget,
 			  uint64_t stamp_max)
 {
 	struct slab *s = cache_slab(sp->c, kind);
 	size_t inflight_max = shrink_slack(sp->sh) / PROMOTE_INFLIGHT_DIV;
+	bool dry[SLAB_MAX_CLASSES] = { false };
 	size_t done = 0;
+	int cls;
 
 	if (!main && kind == ENT_NEGATIVE)
 		admit_fair_share(sp->sh, &sp->fair);   /* once a batch */
-	for (unsigned cls = main; cls < slab_nr_classes(s) && done < budget; cls += 2) {
-		size_t units = budget - done;
+	while (done < budget && (cls = oldest_class(s, main, stamp_max, dry)) >= 0) {
+		size_t size = slab_class_size(s, (unsigned)cls);
+		size_t units = slab_page_size(s) / size + SLAB_COMPACT_PAGE_COST;   /* a page */
+		units = units < budget - done ? units : budget - done;
 		if (!main) {   /* a visit promotes or requeues one slot at most: no more than the room */
 			size_t room = inflight_max > sp->promoted ? inflight_max - sp->promoted : 0;
-			size_t most = room / slab_class_size(s, cls) + SLAB_COMPACT_PAGE_COST + 1;
+			size_t most = room / size + SLAB_COMPACT_PAGE_COST + 1;
 			units = units < most ? units : most;
 		}
-		done += sweep_class(sp, kind, cls, units, stamp_max, NULL,
-				    main ? visit_main : visit_probation);
+		size_t d = sweep_class(sp, kind, (unsigned)cls, units, stamp_max, NULL,
+				       main ? visit_main : visit_probation);
+		dry[cls] = d == 0;   /* its page went meanwhile: the others */
+		done += d;
 		if (sp->promoted >= inflight_max) {
 			if (!slab_hold_flush())   /* the old copies go (see above) */
 				entry_frees_wait(sp->c);

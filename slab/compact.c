@@ -293,6 +293,26 @@ static struct slab_page *isolate_oldest(struct slab_class *c, uint64_t min_seq, 
 	return found;
 }
 
+uint64_t slab_sweep_next_seq(struct slab *s, unsigned cls, uint64_t stamp_max)
+{
+	struct slab_class *c = &s->cls[cls];
+	struct slab_page *p;
+	uint64_t seq = UINT64_MAX;
+
+	udc_assert(cls < s->nr_classes);
+	pthread_mutex_lock(&c->lock);
+	cds_list_for_each_entry(p, &c->pages, link) {
+		if (p->stamp > stamp_max)
+			break;   /* stamps grow along the list */
+		if (p->state == SLAB_PARTIAL && slab_page_movable(p) > 0) {
+			seq = p->seq;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return seq;
+}
+
 size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
 		  uint64_t *cursor, void (*visit)(void *arg, void *obj), void *arg)
 {

@@ -271,6 +271,10 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
  * the class, in bounded calls, that does not disturb the order the other
  * sweeps go by).
  */
+/* The seq of the page slab_sweep (no cursor) would visit first in class
+ * @cls, or UINT64_MAX if none: seqs are one order across a slab's classes,
+ * so a sweeper of several classes takes the oldest page of them all. */
+uint64_t slab_sweep_next_seq(struct slab *s, unsigned cls, uint64_t stamp_max);
 size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_max,
 		  uint64_t *cursor, void (*visit)(void *arg, void *obj), void *arg);
 
