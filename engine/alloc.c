@@ -83,10 +83,11 @@ void *mem_alloc_line(struct udc_cache *c, size_t size)
 }
 
 /* The cache struct itself: counted into *bytes before the cache exists. */
-struct udc_cache *cache_struct_alloc(size_t *bytes)
+struct udc_cache *cache_struct_alloc(size_t stripes, size_t *bytes)
 {
 	_Atomic size_t n = 0;
-	struct udc_cache *c = alloc_counted(&n, sizeof(*c), UDC_CACHELINE);
+	struct udc_cache *c = alloc_counted(&n, sizeof(*c) + stripes * sizeof(struct stripe),
+					    UDC_CACHELINE);
 
 	*bytes = atomic_load_explicit(&n, memory_order_relaxed);
 	return c;
@@ -94,9 +95,10 @@ struct udc_cache *cache_struct_alloc(size_t *bytes)
 
 void cache_struct_free(struct udc_cache *c)
 {
-	_Atomic size_t n = real_size(sizeof(*c), UDC_CACHELINE);
+	size_t size = sizeof(*c) + (c->stripe_mask + 1) * sizeof(struct stripe);
+	_Atomic size_t n = real_size(size, UDC_CACHELINE);
 
-	free_counted(&n, c, sizeof(*c), UDC_CACHELINE);
+	free_counted(&n, c, size, UDC_CACHELINE);
 }
 
 /* mem_free() frees what mem_alloc() gave; mem_alloc_line() memory is freed

@@ -31,8 +31,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MIN_BUCKETS 2048
+#define MIN_BUCKETS_MAX 2048   /* a table's smallest size, at limits from 2 MiB up */
+#define MIN_BUCKETS_MIN 64
 #define TABLE_GROW_LOAD 2   /* nodes per bucket past which a table grows */
+/* The fixed part of an empty cache (its tables' smallest size, its
+ * stripes) within 1/SMALL_SHARE_DIV of the memory limit each, down to
+ * MIN_BUCKETS_MIN and NR_STRIPES_MIN: 160 KiB at every limit was 61% of
+ * a 256 KiB one, and a quarter of the 5% replays' (issue 14). */
+#define SMALL_SHARE_DIV 32
 
 #define UDC_STR2(x) #x
 #define UDC_STR(x) UDC_STR2(x)
@@ -72,30 +78,50 @@ static size_t pow2_at_least(size_t n)
 	return p;
 }
 
-/* One to two nodes per bucket, after a resize. */
-static size_t table_target(int64_t count)
+/* One to two nodes per bucket, after a resize, at least @min. */
+static size_t table_target(int64_t count, size_t min)
 {
 	size_t t = pow2_at_least(count > 0 ? (size_t)count : 0) / 2;
 
-	return t > MIN_BUCKETS ? t : MIN_BUCKETS;
+	return t > min ? t : min;
 }
 
 /* The bytes a due growth of a table would add (0 if none is due). */
-static size_t table_growth(const _Atomic size_t *buckets, int64_t count)
+static size_t table_growth(const _Atomic size_t *buckets, int64_t count, size_t min)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
 	if (count <= 0 || (size_t)count <= TABLE_GROW_LOAD * b)
 		return 0;
-	return (table_target(count) - b) * sizeof(struct cds_lfht_node);
+	return (table_target(count, min) - b) * sizeof(struct cds_lfht_node);
 }
 
 /* Under a quarter node per bucket: back to table_target. */
-static bool table_shrink_due(const _Atomic size_t *buckets, int64_t count)
+static bool table_shrink_due(const _Atomic size_t *buckets, int64_t count, size_t min)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
-	return b > MIN_BUCKETS && (count <= 0 || (size_t)count < b / 4);
+	return b > min && (count <= 0 || (size_t)count < b / 4);
+}
+
+/* The tables' smallest size for a memory limit of @limit (0: the default). */
+static size_t min_buckets_for(size_t limit)
+{
+	size_t n = MIN_BUCKETS_MAX;
+
+	while (limit && n > MIN_BUCKETS_MIN && 2 * n * sizeof(struct cds_lfht_node) > limit / SMALL_SHARE_DIV)
+		n >>= 1;
+	return n;
+}
+
+/* The stripes for a memory limit of @limit (0: the default). */
+static size_t nr_stripes_for(size_t limit)
+{
+	size_t n = NR_STRIPES_MAX;
+
+	while (limit && n > NR_STRIPES_MIN && n * sizeof(struct stripe) > limit / SMALL_SHARE_DIV)
+		n >>= 1;
+	return n;
 }
 
 size_t cache_bytes_used(struct udc_cache *c)
@@ -113,41 +139,42 @@ size_t cache_bytes_used(struct udc_cache *c)
 
 size_t cache_tables_growth(struct udc_cache *c)
 {
-	return table_growth(&c->names_buckets, NR_ENTRIES(c)) +
-	       table_growth(&c->dirs_buckets, NR_DIRS(c));
+	return table_growth(&c->names_buckets, NR_ENTRIES(c), c->min_buckets) +
+	       table_growth(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
 }
 
 bool cache_tables_resize_due(struct udc_cache *c)
 {
-	return cache_tables_growth(c) || table_shrink_due(&c->names_buckets, NR_ENTRIES(c)) ||
-	       table_shrink_due(&c->dirs_buckets, NR_DIRS(c));
+	return cache_tables_growth(c) ||
+	       table_shrink_due(&c->names_buckets, NR_ENTRIES(c), c->min_buckets) ||
+	       table_shrink_due(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
 }
 
 /* A due resize of a table walks the larger of its sizes before and after. */
-static size_t table_resize_work(const _Atomic size_t *buckets, int64_t count)
+static size_t table_resize_work(const _Atomic size_t *buckets, int64_t count, size_t min)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
-	size_t target = table_target(count);
+	size_t target = table_target(count, min);
 
-	if (!table_growth(buckets, count) && !table_shrink_due(buckets, count))
+	if (!table_growth(buckets, count, min) && !table_shrink_due(buckets, count, min))
 		return 0;
 	return target > b ? target : b;
 }
 
 size_t cache_tables_resize_work(struct udc_cache *c)
 {
-	return table_resize_work(&c->names_buckets, NR_ENTRIES(c)) +
-	       table_resize_work(&c->dirs_buckets, NR_DIRS(c));
+	return table_resize_work(&c->names_buckets, NR_ENTRIES(c), c->min_buckets) +
+	       table_resize_work(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
 }
 
-static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t count,
+static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t count, size_t min,
 			 size_t *room)
 {
-	size_t grow = table_growth(buckets, count);
+	size_t grow = table_growth(buckets, count, min);
 
-	if (grow ? grow > *room : !table_shrink_due(buckets, count))
+	if (grow ? grow > *room : !table_shrink_due(buckets, count, min))
 		return;
-	size_t target = table_target(count);
+	size_t target = table_target(count, min);
 	/* liburcu does the work in this thread; out of memory for the
 	 * growth's arrays, the table stays as it is (a later pass retries) */
 	if (!table_resize_to(ht, target))
@@ -159,8 +186,8 @@ static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t c
 
 void cache_tables_resize(struct udc_cache *c, size_t room)
 {
-	table_resize(c->names, &c->names_buckets, NR_ENTRIES(c), &room);
-	table_resize(c->dirs, &c->dirs_buckets, NR_DIRS(c), &room);
+	table_resize(c->names, &c->names_buckets, NR_ENTRIES(c), c->min_buckets, &room);
+	table_resize(c->dirs, &c->dirs_buckets, NR_DIRS(c), c->min_buckets, &room);
 }
 
 static int config_check(const struct udc_config *cfg)
@@ -196,13 +223,15 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	 */
 	(void)get_default_call_rcu_data();
 
-	size_t self;
-	struct udc_cache *c = cache_struct_alloc(&self);
+	size_t self, stripes = nr_stripes_for(cfg->memory_limit);
+	struct udc_cache *c = cache_struct_alloc(stripes, &self);
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, sizeof(*c) + stripes * sizeof(struct stripe));
+	c->stripe_mask = stripes - 1;
+	c->min_buckets = min_buckets_for(cfg->memory_limit);
 	atomic_init(&c->bytes_held, self);   /* the cache struct counts too */
 	c->self_bytes = self;
 	err = -hash_key_init(&c->key, cfg->hash_key);
@@ -212,19 +241,19 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	c->backend = cfg->backend;
 	c->flags = cfg->flags;
 	c->membarrier = membarrier_available();
-	atomic_init(&c->names_buckets, MIN_BUCKETS);
-	atomic_init(&c->dirs_buckets, MIN_BUCKETS);
+	atomic_init(&c->names_buckets, c->min_buckets);
+	atomic_init(&c->dirs_buckets, c->min_buckets);
 	dir_reap_init(c);
 	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);
 	udc_mutex_init(&c->rename_lock);
-	for (unsigned i = 0; i < NR_STRIPES; i++) {
+	for (unsigned i = 0; i <= c->stripe_mask; i++) {
 		udc_mutex_init(&c->stripes[i].lock);
 		pthread_cond_init(&c->stripes[i].cond, NULL);
 		CDS_INIT_LIST_HEAD(&c->stripes[i].inflight);
 	}
-	c->names = table_create(MIN_BUCKETS);   /* sized by us (above) */
-	c->dirs = table_create(MIN_BUCKETS);
+	c->names = table_create(c->min_buckets);   /* sized by us (above) */
+	c->dirs = table_create(c->min_buckets);
 	if (!c->names || !c->dirs || shrink_create(c, cfg, &c->shrink) || entry_slabs_create(c)) {
 		err = ENOMEM;
 		goto fail;
@@ -297,7 +326,7 @@ void udc_destroy(udc_cache *c)
 		if (ch)
 			mem_free_line(c, ch, sizeof(*ch));
 	}
-	for (unsigned i = 0; i < NR_STRIPES; i++) {
+	for (unsigned i = 0; i <= c->stripe_mask; i++) {
 		udc_mutex_destroy(&c->stripes[i].lock);
 		pthread_cond_destroy(&c->stripes[i].cond);
 	}

@@ -12,7 +12,7 @@
  *   generation a dir's counter; an entry records the generation it was
  *              created in and is stale (a miss) once the dir's moves on.
  *              udc_invalidate_dir() and udc_rmdir() are O(1) because of it.
- *   stripe     one of NR_STRIPES name locks; a name's stripe is chosen by
+ *   stripe     one of the cache's name locks; a name's stripe is chosen by
  *              its hash.  Every mutation of a name, and the in-flight
  *              placeholders of resolve, are serialised by its stripe.
  *   placeholder an in-flight backend call for one name (struct inflight),
@@ -65,7 +65,8 @@
 #define UDC_CACHELINE 64
 #define UDC_ALIGNED __attribute__((aligned(UDC_CACHELINE)))
 
-#define NR_STRIPES 512            /* name locks; power of two */
+#define NR_STRIPES_MAX 512        /* name locks, a power of two: this many from a */
+#define NR_STRIPES_MIN 32         /* 2 MiB limit up, fewer below (engine/cache.c) */
 #define WALK_MAX_SYMLINKS 40
 #define WALK_OPTIMISTIC_TRIES 8   /* seqcount passes before a walk takes rename_lock */
 #define WALK_LOCKED_ROUNDS 256    /* cache-only locked passes before -EAGAIN */
@@ -208,6 +209,8 @@ struct udc_cache {
 	uint32_t flags;                   /* UDC_CFG_* */
 	bool membarrier;                  /* sys_membarrier available at create */
 	size_t self_bytes;                /* this struct's real allocated size */
+	unsigned stripe_mask;             /* stripes - 1, from the limit at create (cache.c) */
+	size_t min_buckets;               /* the tables' smallest size, likewise */
 	struct slab *slabs[2];            /* entries, by enum entry_kind: their own classes */
 	struct stats_chunk *_Atomic stats[STATS_CHUNKS];  /* per-thread counters, made on demand */
 	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
@@ -241,7 +244,7 @@ struct udc_cache {
 	struct shrink *shrink;
 	struct cds_list_head fork_link;   /* on engine/fork.c's list of live caches */
 
-	struct stripe stripes[NR_STRIPES];
+	struct stripe stripes[];          /* stripe_mask + 1 of them */
 };
 
 /*
@@ -290,7 +293,8 @@ static inline struct thread_stats *thread_stats(struct udc_cache *c)
 /* mem_alloc/mem_free (accounted, 16-aligned): engine/engine.h */
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
 void mem_free_line(struct udc_cache *c, void *p, size_t size);
-struct udc_cache *cache_struct_alloc(size_t *bytes);   /* *bytes: its real size */
+/* The cache struct with @stripes stripes; *bytes: its real size. */
+struct udc_cache *cache_struct_alloc(size_t stripes, size_t *bytes);
 void cache_struct_free(struct udc_cache *c);
 size_t entry_size(enum entry_kind kind, size_t len);
 /* In the class the policy chooses for @hash (shrink_entry_class). */
@@ -452,7 +456,7 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);
 /* ---- engine/mutate.c: table updates under a stripe ---- */
 static inline struct stripe *stripe_of(struct udc_cache *c, uint64_t hash)
 {
-	return &c->stripes[(hash >> 7) & (NR_STRIPES - 1)];
+	return &c->stripes[(hash >> 7) & c->stripe_mask];
 }
 /* Does the caller hold the stripe of e's name?  (Debug: hashes the name.) */
 static inline bool entry_stripe_held(struct udc_cache *c, const struct udc_entry *e)

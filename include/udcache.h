@@ -170,7 +170,9 @@ UDC_API const char *udc_version(void);
  * offers membarrier (see struct udc_stats.membarrier).
  *
  * Memory: an empty cache holds about 160 KiB (its tables' smallest
- * size, stripe locks, statistics), counted in bytes_used.  Entries live in
+ * size, stripe locks, ghosts, statistics) at limits from 2 MiB up, and
+ * less below, the tables, stripes and ghosts each within about 1/32 of
+ * the limit: 26 KiB at 256 KiB, 86 KiB at 1 MiB; counted in bytes_used.  Entries live in
  * slab pages of 4 to 64 KiB; each CPU has an open page per entry class
  * (eight classes) whichever threads call, so the cache's memory does not
  * grow with the number of threads.  The page size and how many CPUs get

@@ -98,7 +98,7 @@
  * share's second chance) before it is evicted like any other. */
 #define REQUEUE_MAX 8
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
-#define GHOST_MIN_SLOTS 4096u
+#define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
 #define GHOST_MAX_SLOTS (1u << 24)
 
 /* ------------------------------------------------------------------ */
@@ -164,13 +164,25 @@ static void ghost_table_free(struct ghost_table *g)
 RCU_PENDING_CALLBACK(ghost_table_free_rcu, struct ghost_table, rcu, sh->rcu_pending,
 		     ghost_table_free)
 
+/* The table's smallest size: GHOST_MIN_SLOTS, or under a 1 MiB limit one
+ * slot per 256 bytes of it (a 256 KiB cache's empty footprint was a
+ * quarter ghosts), at least 64. */
+static uint32_t ghost_min_slots(size_t limit)
+{
+	uint32_t n = GHOST_MIN_SLOTS;
+
+	while (n > 64 && (size_t)n * 256 > limit)
+		n >>= 1;
+	return n;
+}
+
 /* The slots ghosts should have now: about one per entry the cache holds
  * (it is full when reclaim runs), at most one per 64 bytes of the limit. */
 static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
 {
 	size_t most = limit / GHOST_BYTES_PER_SLOT;
 	int64_t entries = cache_nr_entries(c);
-	uint32_t n = GHOST_MIN_SLOTS;
+	uint32_t n = ghost_min_slots(limit);
 
 	while (n < (uint64_t)entries && 2 * (size_t)n <= most && n < GHOST_MAX_SLOTS)
 		n <<= 1;
@@ -230,12 +242,13 @@ void sweep_ghosts_grow(struct shrink *sh, size_t room)
 int sweep_create(struct shrink *sh)
 {
 	/* Small: ghosts are for evictions, and the table grows when they start. */
-	struct ghost_table *g = ghost_table_new(sh, GHOST_MIN_SLOTS, NULL);
+	uint32_t n = ghost_min_slots(atomic_load_explicit(&sh->limit, memory_order_relaxed));
+	struct ghost_table *g = ghost_table_new(sh, n, NULL);
 
 	if (!g)
 		return -ENOMEM;
 	atomic_init(&sh->ghosts, g);
-	atomic_init(&sh->ghost_slots, GHOST_MIN_SLOTS);
+	atomic_init(&sh->ghost_slots, n);
 	atomic_init(&sh->neg_share, NEG_SHARE_INIT);
 	return 0;
 }
