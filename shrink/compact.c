@@ -10,7 +10,8 @@
  * When: compact_inline() runs at the end of every mutating call (with
  * reclaim_inline, and of udc_invalidate) and does a bounded batch
  * (COMPACT_BATCH objects) when the entries fill less than 4/5 of the slab
- * bytes and more than COMPACT_SLACK is free; only pages under half full
+ * bytes and more than compact_slack() is free (2 MiB, or 1/16 of a limit
+ * under 32 MiB); only pages under half full
  * are emptied (slab_compact), so the batches stop by themselves.  A batch
  * that finds nothing left to move backs off until the entries shrink or
  * the pages grow by an eighth.  The reclaim thread (reclaim.c) runs the
@@ -37,7 +38,8 @@
 #include "common/probe.h"
 
 #define COMPACT_BATCH 256              /* work units per inline batch: objects, 32 a page */
-#define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it */
+#define COMPACT_SLACK ((size_t)2 << 20) /* below this much free slab space, leave it, */
+#define COMPACT_SLACK_DIV 16            /* ... or below 1/16 of a limit under 32 MiB */
 #define COMPACT_ALL_ROUNDS 8            /* compact_all: rounds at most (each waits for RCU) */
 
 /*
@@ -66,11 +68,21 @@ static size_t compact_locked(struct shrink *sh, size_t budget, bool *dry)
 	return done;
 }
 
-static bool fragmented(struct udc_cache *c, size_t *live, size_t *pages)
+/* The free slab space worth compacting: a fixed 2 MiB never came at a
+ * limit of a few MiB, where the sparse pages that sweeps leave (main's
+ * survivors) were a third of the bytes (issue 14, density). */
+static size_t compact_slack(struct shrink *sh)
 {
-	*live = cache_entry_bytes(c);
-	*pages = entry_slabs_bytes(c);
-	return *pages > *live + *live / 4 + COMPACT_SLACK;
+	size_t part = atomic_load_explicit(&sh->limit, memory_order_relaxed) / COMPACT_SLACK_DIV;
+
+	return part < COMPACT_SLACK ? part : COMPACT_SLACK;
+}
+
+static bool fragmented(struct shrink *sh, size_t *live, size_t *pages)
+{
+	*live = cache_entry_bytes(sh->c);
+	*pages = entry_slabs_bytes(sh->c);
+	return *pages > *live + *live / 4 + compact_slack(sh);
 }
 
 /* Worth a batch: fragmented, and not backed off (or things changed since). */
@@ -78,7 +90,7 @@ static bool compact_wanted(struct shrink *sh)
 {
 	size_t live, pages;
 
-	if (!fragmented(sh->c, &live, &pages))
+	if (!fragmented(sh, &live, &pages))
 		return false;
 	/* relaxed: read without shrink_lock (compact_step's first look);
 	 * partner: marks_set under shrink_lock.  A stale pair costs a batch. */
@@ -111,7 +123,7 @@ static bool compact_step(struct shrink *sh, bool wait)
 		size_t live, pages;
 		bool dry;
 		size_t units = compact_locked(sh, COMPACT_BATCH, &dry);
-		fragmented(sh->c, &live, &pages);
+		fragmented(sh, &live, &pages);
 		UDC_PROBE(compact_batch, units, dry, live, pages);
 		marks_set(sh, dry ? live : 0, dry ? pages : 0);
 		more = !dry;
@@ -153,7 +165,7 @@ static size_t compact_round(struct shrink *sh, size_t bound)
 		udc_mutex_unlock(&sh->lock);
 		done += units;
 		/* For the probe only (udc_shrink's rounds: a few loads a batch). */
-		fragmented(sh->c, &live, &pages);
+		fragmented(sh, &live, &pages);
 		UDC_PROBE(compact_batch, units, dry, live, pages);
 	} while (!dry && done < bound);
 	return done;
