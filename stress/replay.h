@@ -62,6 +62,9 @@ struct replay_result {
 	uint64_t reset_calls;	    /* cache calls that told it of the store's reset
 				     * between passes and copies */
 	uint64_t evictions_end;	    /* impl->stats evictions at the end */
+	uint64_t promoted_end;	    /* ... entries_promoted, refaults and */
+	uint64_t refaults_end;	    /* negatives_declined at the end (udcache's */
+	uint64_t declined_end;	    /* policy; 0 for the baselines) */
 	unsigned passes;	    /* passes run */
 	unsigned copies;	    /* copies of the trace's tree replayed per pass */
 	uint64_t rss_end;	    /* the process's resident bytes (/proc/self/statm)

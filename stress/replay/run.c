@@ -299,6 +299,9 @@ static void run_sample(struct run *r)
 	res->nr_negative_end = st.nr_negative;
 	res->nr_positive_end = st.nr_positive;
 	res->evictions_end = st.evictions;
+	res->promoted_end = st.entries_promoted;
+	res->refaults_end = st.refaults;
+	res->declined_end = st.negatives_declined;
 }
 
 /* The cache refused a change: make it forget the name instead (and, if that
