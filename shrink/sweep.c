@@ -604,9 +604,15 @@ static void adapt_share(struct shrink *sh, const size_t bytes[2][2])
 
 /*
  * The queues that should give memory back now, in order; returns how many.
- * Main only when probation is down to its share (S3-FIFO): a probation
- * whose pages all wait for their grace period gives nothing now, and main
- * is not emptied instead.
+ * Per kind, main only when probation is down to its share (S3-FIFO), except
+ * the kind that is first (past its share of the pages, or the positives):
+ * when its probation gives nothing now (its pages open, or waiting for
+ * their grace period: probation's bytes count them), its main comes next,
+ * not the other kind.  Without that fallback a replay whose hot negatives
+ * filled main (gcc x313 at 10% of its footprint) evicted positives for
+ * them, and its second pass made 1.7-2.6 M backend lookups in most runs
+ * instead of 0.6 M: negatives held 70-85% of the entries at a share of
+ * 5-10% (BENCHMARKS.md, issue 14, stop 15).
  */
 static unsigned sweep_order(struct shrink *sh, enum entry_kind kind[4], bool main[4])
 {
@@ -624,12 +630,17 @@ static unsigned sweep_order(struct shrink *sh, enum entry_kind kind[4], bool mai
 	for (unsigned i = 0; i < 2; i++) {
 		enum entry_kind k = i ? (enum entry_kind)!first : first;
 		size_t kb = bytes[k][0] + bytes[k][1];
-		if (100 * bytes[k][0] <= (size_t)PROBATION_SHARE * kb) {
+		bool main_first = 100 * bytes[k][0] <= (size_t)PROBATION_SHARE * kb;
+		if (main_first) {
 			kind[n] = k;
 			main[n++] = true;
 		}
 		kind[n] = k;
 		main[n++] = false;
+		if (!main_first && i == 0) {   /* the first kind's fallback */
+			kind[n] = k;
+			main[n++] = true;
+		}
 	}
 	return n;
 }
