@@ -442,6 +442,8 @@ static uint64_t replay_group(const struct options *opt, const struct impl *impl,
 	rep_u64(rp, "promoted_end", "promotions to main", res.promoted_end);
 	rep_u64(rp, "refaults_end", "refaults (ghosts found)", res.refaults_end);
 	rep_u64(rp, "declined_end", "negatives declined", res.declined_end);
+	rep_f64(rp, "dirs_mean", "directory objects (mean)",
+		res.samples ? (double)res.dirs_sum / (double)res.samples : 0.0, 1);
 	rep_f64(rp, "seconds", "seconds (last pass)", res.seconds, 4);
 	replay_report_measures(rp, opt, &res);
 	*failed = rep_memory(rp, &mw, t0, t1) && impl->bounded;

@@ -65,6 +65,8 @@ struct replay_result {
 	uint64_t promoted_end;	    /* ... entries_promoted, refaults and */
 	uint64_t refaults_end;	    /* negatives_declined at the end (udcache's */
 	uint64_t declined_end;	    /* policy; 0 for the baselines) */
+	uint64_t dirs_sum;	    /* directory objects (udc_stats.nr_dirs), summed
+				     * over the samples (dirs_mean: / samples) */
 	unsigned passes;	    /* passes run */
 	unsigned copies;	    /* copies of the trace's tree replayed per pass */
 	uint64_t rss_end;	    /* the process's resident bytes (/proc/self/statm)

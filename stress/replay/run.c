@@ -291,6 +291,7 @@ static void run_sample(struct run *r)
 	res->samples++;
 	res->entries_sum += entries;
 	res->negatives_sum += st.nr_negative;
+	res->dirs_sum += st.nr_dirs;
 	res->bytes_used_sum += st.bytes_used;
 	size_t k = r->nsched ? (size_t)(r->done * REPLAY_SERIES / r->nsched) : 0;
 	if (k < REPLAY_SERIES && !res->entries_series[k])
