@@ -129,16 +129,17 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 /* The entries' sizes: negatives and positives apart (their slots, name
  * inline up to NEG_INLINE_MAX / POS_INLINE_MAX).  The policy lays the
  * classes out (shrink_slab_config: each size twice, its two queues). */
-static const size_t entry_sizes[2][2] = {
+static const size_t entry_sizes[2][3] = {
 	[ENT_NEGATIVE] = { 64, 96 },
-	[ENT_POSITIVE] = { 96, 128 },
+	[ENT_POSITIVE] = { 64, 96, 112 },   /* names up to 16, 48, 64 bytes */
 };
+static const unsigned entry_nr_sizes[2] = { [ENT_NEGATIVE] = 2, [ENT_POSITIVE] = 3 };
 
 int entry_slabs_create(struct udc_cache *c)
 {
 	for (unsigned k = 0; k < 2; k++) {
 		struct slab_config cfg;
-		shrink_slab_config(c->shrink, entry_sizes[k], 2, &cfg);
+		shrink_slab_config(c->shrink, entry_sizes[k], entry_nr_sizes[k], &cfg);
 		c->slabs[k] = slab_create(&cfg);
 		if (!c->slabs[k])
 			return -ENOMEM;

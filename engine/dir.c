@@ -34,8 +34,8 @@
  *   DIR_IDLE objects on them.  dirs_queued is a lock-free stack (CAS push
  *   anywhere, exchange pop-all by the reaper: with no single pop there is
  *   no ABA).
- *   d->lock (spinlock, innermost) protects d->children and serialises
- *   the writers of d's ".." record (parent, parent_stamp, parent_seq); it
+ *   d->lock (spinlock, innermost) serialises the writers of d's ".."
+ *   record (parent, parent_stamp, parent_seq); it
  *   is taken under the stripe lock of the entry being linked or unlinked.
  *   A child holds a reference (refs) on its recorded parent, dropped when
  *   the record changes (after d->lock is released) or the child is freed.
@@ -162,7 +162,6 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 	atomic_init(&d->refs, 1);   /* our pin */
 	atomic_init(&d->epoch, epoch_next(c));
 	udc_spin_init(&d->lock);
-	CDS_INIT_LIST_HEAD(&d->children);
 
 	for (;;) {
 		rcu_read_lock();
@@ -469,7 +468,7 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 	struct udc_dir *p = atomic_exchange_explicit(&d->parent, NULL, memory_order_relaxed);
 	if (p)
 		dir_put(c, p);
-	d->cache = c;   /* children is empty and nobody reads it any more */
+	d->cache = c;
 	rcu_pending_add(&c->rcu_pending);
 	call_rcu(&d->rcu, dir_free_rcu);
 	return true;

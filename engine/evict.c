@@ -3,9 +3,8 @@
  * engine/evict.c - what the engine does to one entry at its reclaim
  * policy's request: copy its key, evict it, move it to another slot (or
  * requeue it: the same move, counted), spend a hit.  shrink/ decides which
- * entries and when; every write to the name table, the directories' flags
- * and the children lists it asks for is made here, under the engine's
- * locks.
+ * entries and when; every write to the name table and the directories'
+ * flags it asks for is made here, under the engine's locks.
  *
  * Owns: nothing of its own; these are the name table's and the entries'
  * mechanisms for a caller that found an entry in a slab page (not through
@@ -19,9 +18,8 @@
  *   entry_evict and entry_move take the entry's stripe lock outside
  *   rcu_read_lock (mutate.c's rule); entry_evict, in the reclaim thread,
  *   first walks the entry's chain without it (entry_chain_warm), so that
- *   the stripe is held for the unlink, not for cache misses.  entry_move
- *   takes the directory's spinlock inside it for a positive's children
- *   link.  Under the stripe, published says whether the entry is in the
+ *   the stripe is held for the unlink, not for cache misses.  Under the
+ *   stripe, published says whether the entry is in the
  *   table (every publish, replace and delete holds the stripe), so no
  *   lookup is needed to find it.  Its value is 1 + the entry's requeues
  *   (entry_requeue_move sets the copy's one more, entry_move the same;
@@ -41,10 +39,7 @@
  *   barrier around the link change (rculfhash), so a reader that finds the
  *   new copy sees its bytes.  The old copy is freed by slab after a grace
  *   period (slab_relocate, SLAB_MOVED).  An external name passes to the new
- *   copy with the pointer; the old copy's slab free does not free it.  A
- *   positive's children link is not copied with the rest: its neighbours'
- *   links and unlinks write it under dir->lock, so cds_list_replace takes
- *   it over under that lock.
+ *   copy with the pointer; the old copy's slab free does not free it.
  *   Hits are relaxed everywhere (a heuristic): a reader's raise racing a
  *   spend is a lost hit.
  */
@@ -229,19 +224,7 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed),
 			      memory_order_relaxed);
 	size_t size = entry_size((enum entry_kind)old->kind, old->len);
-	if (old->kind == ENT_POSITIVE) {
-		/* Not the children link: the neighbours' (un)links write it under
-		 * dir->lock (mutate.c), so it is taken over under that lock. */
-		struct udc_pos *op = entry_pos(old), *np = entry_pos(e);
-		np->ino = op->ino;
-		np->cookie = op->cookie;
-		memcpy(np->name, op->name, size - offsetof(struct udc_pos, name));
-		udc_spin_lock(&old->dir->lock);
-		cds_list_replace(&op->child, &np->child);
-		udc_spin_unlock(&old->dir->lock);
-	} else {
-		memcpy(e + 1, old + 1, size - sizeof(*old));
-	}
+	memcpy(e + 1, old + 1, size - sizeof(*old));   /* ino, cookie, name or its pointer */
 	/* relaxed: written under this stripe lock, which we hold */
 	unsigned pub = atomic_load_explicit(&old->published, memory_order_relaxed) + requeue;
 	/* release: pairs with the sweepers' acquire (entry_key_copy): the copy's

@@ -8,7 +8,7 @@
  *              published, except its hit counter; a change is a new entry
  *              that replaces the old one in the table.
  *   dir        a directory object (struct udc_dir), found by ino in the
- *              directory table: generation, flags, parent, children list.
+ *              directory table: generation, flags, parent, counts.
  *   generation a dir's counter; an entry records the generation it was
  *              created in and is stale (a miss) once the dir's moves on.
  *              udc_invalidate_dir() and udc_rmdir() are O(1) because of it.
@@ -25,7 +25,7 @@
  *   - a directory in the table with refs 0 is DIR_IDLE (on the reaper's
  *     queues), and any struct udc_dir * held outside rcu_read_lock is
  *     pinned (dir_get, dir_find; dir_put);
- *   - a positive entry is on e->dir's children list iff it is in the table;
+ *   - a directory's nr_positive counts its positive entries in the table;
  *   - sum over threads of (added - dropped) == entries in the table, per
  *     kind, when no call is running;
  *   - bytes == sum of accounted allocations not yet freed.
@@ -74,7 +74,7 @@
 
 /* Longest name kept inside the entry; longer names are allocated apart. */
 #define NEG_INLINE_MAX 64         /* negative entry <= 96 bytes */
-#define POS_INLINE_MAX 64         /* positive entry <= 128 bytes */
+#define POS_INLINE_MAX 64         /* positive entry <= 112 bytes */
 
 /* d->state: flags in the low bits, the drop count above them. */
 enum dir_state {
@@ -89,7 +89,7 @@ enum dir_state {
  * struct udc_dir - one directory.
  *
  * The first line is read by lookups (gen, flags) and by walks (parent);
- * the writers' fields (children, counters) sit on the next line so that
+ * the writers' fields (counters, the reaper's links) sit on the next line so that
  * mutations do not bounce the line that every hit reads.
  *
  * refs counts what needs the object: each entry in the table and each
@@ -109,14 +109,11 @@ struct udc_dir {
 	_Atomic uint64_t parent_stamp;    /* the parent's epoch when parent was learnt */
 
 	/* --- writers --- */
-	udc_spin_t lock UDC_ALIGNED;      /* protects children; serialises parent writers */
+	udc_spin_t lock UDC_ALIGNED;      /* serialises the ".." record's writers */
 	_Atomic int32_t nr_positive;      /* entries in the table, any generation (2^31
 	                                   * positives in one directory would be > 200 GB) */
 	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
-	union {
-		struct cds_list_head children;  /* live: positive entries (protected by lock) */
-		struct udc_cache *cache;        /* dead: for the RCU callback that frees it */
-	};
+	struct udc_cache *cache;          /* dead: for the RCU callback that frees it */
 	_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen (dir_negatives) */
 	_Atomic uint64_t epoch;           /* unique per object and change: a child's ".." is
 	                                   * usable while its parent_stamp equals it */
@@ -161,13 +158,12 @@ struct udc_pos {
 	struct udc_entry e;
 	udc_ino ino;
 	uint64_t cookie;
-	struct cds_list_head child;       /* on e.dir->children (protected by dir->lock) */
 	char name[];
 };
 
 _Static_assert(sizeof(struct udc_entry) == 32, "entry header is 32 bytes");
 _Static_assert(sizeof(struct udc_neg) + NEG_INLINE_MAX <= 96, "negative fits 96 bytes");
-_Static_assert(sizeof(struct udc_pos) + POS_INLINE_MAX <= 128, "positive fits 128 bytes");
+_Static_assert(sizeof(struct udc_pos) + POS_INLINE_MAX <= 112, "positive fits 112 bytes");
 
 /* A resolve in flight: on the owner's stack, listed on its stripe. */
 struct inflight {

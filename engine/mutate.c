@@ -83,16 +83,13 @@ struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const str
 	return NULL;
 }
 
-/* e was just taken out of the table: off its children list, uncounted. */
+/* e was just taken out of the table: uncounted. */
 void entry_detach(struct udc_cache *c, struct udc_entry *e)
 {
 	struct thread_stats *ts = thread_stats(c);
 	struct udc_dir *d = e->dir;
 
 	if (e->kind == ENT_POSITIVE) {
-		udc_spin_lock(&d->lock);
-		cds_list_del(&entry_pos(e)->child);
-		udc_spin_unlock(&d->lock);
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
 	} else {
@@ -128,9 +125,6 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	udc_assert(d->ino == k->dir && e->len == k->len);
 	dir_hold(d);   /* the entry's reference (the publisher holds d) */
 	if (e->kind == ENT_POSITIVE) {
-		udc_spin_lock(&d->lock);
-		cds_list_add(&entry_pos(e)->child, &d->children);
-		udc_spin_unlock(&d->lock);
 		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_added, 1);
 	} else {

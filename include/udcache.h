@@ -174,7 +174,7 @@ UDC_API const char *udc_version(void);
  * less below, the tables, stripes and ghosts each within about 1/32 of
  * the limit: 26 KiB at 256 KiB, 86 KiB at 1 MiB; counted in bytes_used.  Entries live in
  * slab pages of 4 to 64 KiB; each CPU has an open page per entry class
- * (eight classes) whichever threads call, so the cache's memory does not
+ * (ten classes) whichever threads call, so the cache's memory does not
  * grow with the number of threads.  The page size and how many CPUs get
  * open pages are chosen here from cfg->memory_limit, so that open and
  * spare pages stay within 1/32 of it (64 KiB pages at 64 MiB on 2 CPUs,
