@@ -506,6 +506,7 @@ int udc_invalidate_dir(udc_cache *c, udc_ino dir)
 		return -EINVAL;
 	thread_enter();
 	dir_forget(c, dir, UDC_PROBE_INVAL_DIR);
+	shrink_after_forget(c->shrink);
 	return 0;
 }
 
@@ -558,10 +559,12 @@ int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_in
 	udc_mutex_unlock(&c->rename_lock);
 	name_op_done(c, &u.op);
 	/* Only an allocation (the negative left) calls for reclaim here: the
-	 * directory's garbage is swept by the passes that follow, and rmdir
-	 * itself stays O(1). */
+	 * directory's garbage is swept by the passes that follow (or by the
+	 * worker, started here), and rmdir itself stays O(1). */
 	if (u.neg)
 		shrink_after_call(c->shrink);
+	else
+		shrink_after_forget(c->shrink);
 	return 0;
 }
 

@@ -144,10 +144,12 @@ struct udc_config {
 #define UDC_CFG_NO_RECLAIM_THREAD 0x1  /* no background reclaim thread: reclaim
                                         * runs inline and through udc_shrink;
                                         * a hash table resize past 8192 buckets
-                                        * still runs in a short-lived thread of
-                                        * its own (SCHED_BATCH, nice 10), as
-                                        * liburcu's own resizes of such tables
-                                        * do (so no call waits seconds for it) */
+                                        * and the garbage of an invalidation
+                                        * past 16384 entries still run in a
+                                        * short-lived thread of their own
+                                        * (SCHED_BATCH, nice 10), as liburcu's
+                                        * own resizes of such tables do (so no
+                                        * call waits seconds for them) */
 #define UDC_CFG_KEEP_UNLINKED     0x2  /* udc_remove leaves a negative behind */
 
 /**

@@ -102,13 +102,14 @@ struct shrink {
 	 * tables of millions of buckets) --- */
 	struct udc_mutex resize_lock;     /* serialises cache_tables_resize; never
 	                                   * held with lock */
-	pthread_t resizer;                /* without the reclaim thread: a big
-	                                   * resize's thread (reclaimer_lock) */
-	bool resizer_made;                /* it exists, not joined yet (reclaimer_lock) */
-	atomic_bool resizer_busy;         /* it has not finished its resize */
+	pthread_t worker;                 /* without the reclaim thread: the big
+	                                   * jobs' thread (big resizes, much
+	                                   * garbage; reclaimer_lock) */
+	bool worker_made;                 /* it exists, not joined yet (reclaimer_lock) */
+	atomic_bool worker_busy;          /* it has not finished its jobs */
 
 	/* --- the reclaim thread (the reclaimer; "thread" alone is the caller) --- */
-	pthread_mutex_t reclaimer_lock;   /* protects reclaimer_stop and the resizer's
+	pthread_mutex_t reclaimer_lock;   /* protects reclaimer_stop and the worker's
 	                                   * state; with reclaimer_cond */
 	pthread_cond_t reclaimer_cond;    /* wakes it: a stop or a kick */
 	bool reclaimer_stop;

@@ -15,7 +15,9 @@
  * too, so the bound holds even when a client outruns the thread; without
  * the thread, the inline pass also ages negatives, a batch at most every
  * AGE_INLINE_DIV-th of the age, and sweeps garbage and trims, in paced
- * batches (sweep_inline).
+ * batches (sweep_inline); the big jobs, a table resize past
+ * RESIZE_INLINE_BUCKETS and garbage past GARBAGE_WORKER_MIN entries (a
+ * huge udc_rmdir's), go to a short-lived worker thread (worker_main).
  *
  * Probes (common/probe.h): reclaim for each eviction pass (which caller,
  * the bytes asked for and those evicted); the entries are sweep.c's.
@@ -31,9 +33,11 @@
  *   RCU callback and no reader takes it.  The tables' resizes are not:
  *   resize_lock serialises them and is never held with shrink_lock (by
  *   a call, with a trylock; by the reclaim thread, udc_shrink and the
- *   resizer thread), because a resize of millions of buckets takes
- *   seconds and a throttled call waits for shrink_lock.  reclaimer_lock
- *   also guards the resizer thread's making and joining.
+ *   worker), because a resize of millions of buckets takes seconds and a
+ *   throttled call waits for shrink_lock.  The worker holds shrink_lock
+ *   for one garbage batch at a time, as the reclaim thread does.
+ *   reclaimer_lock also guards the worker's making and joining, and
+ *   reclaimer_stop, which the worker reads between batches.
  *
  * Scheduling: the reclaim thread runs as SCHED_BATCH: its fair share of
  *   the CPU as before, but a wake-up of it never preempts the thread that
@@ -49,9 +53,9 @@
  *
  * Ordering:
  *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
- *   space ageing batches and trims.  resizer_busy: resizer_main's release
- *   store of false pairs with tables_resize_calls' acquire load, so the
- *   join that follows finds the thread returning.
+ *   space ageing batches and trims.  worker_busy: worker_main's release
+ *   store of false pairs with worker_start's acquire load, so the join
+ *   that follows finds the thread returning.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -80,7 +84,9 @@
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
 #define TRIM_PERIOD_MS 100                         /* retained pages not reused in it go back */
 #define RESIZE_INLINE_BUCKETS 8192                 /* a call's resize, at most (see tables_resize_calls) */
-#define RESIZER_NICE 10                            /* the resizer thread's (and liburcu's helpers') */
+#define WORKER_NICE 10                             /* the worker thread's (and liburcu's resize helpers') */
+#define GARBAGE_WORKER_MIN 16384                   /* without the thread, more garbage goes to the worker */
+#define WORKER_NAP_NS 10000000                     /* its wait for a garbage round to be due */
 
 static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass */
 
@@ -167,30 +173,103 @@ static void spares_trim(struct shrink *sh, bool all)
 	slab_trim(cache_slab(sh->c, ENT_POSITIVE), all);
 }
 
-static void *resizer_main(void *arg)
+/* Garbage for the worker: more than a few inline batches' worth (relaxed:
+ * an estimate). */
+static bool worker_garbage_due(struct shrink *sh)
+{
+	return atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) >= GARBAGE_WORKER_MIN;
+}
+
+static bool worker_stopping(struct shrink *sh)
+{
+	pthread_mutex_lock(&sh->reclaimer_lock);
+	bool stop = sh->reclaimer_stop;
+	pthread_mutex_unlock(&sh->reclaimer_lock);
+	return stop;
+}
+
+/* One garbage batch, its frees landed here (as the reclaim thread's, see
+ * Scheduling); or, until the next round is due, a nap. */
+static void worker_garbage_batch(struct shrink *sh)
+{
+	udc_mutex_lock(&sh->lock);
+	bool due = sweep_garbage_due(sh);
+	if (due) {
+		slab_hold_begin();
+		sweep_garbage(sh, STALE_BATCH);
+		slab_hold_end();
+	}
+	udc_mutex_unlock(&sh->lock);
+	if (!due)
+		nanosleep(&(struct timespec){ .tv_nsec = WORKER_NAP_NS }, NULL);
+}
+
+/* The worker: the tables' resizes that are due and the garbage rounds,
+ * until neither is left, or udc_destroy stops it between two batches. */
+static void *worker_main(void *arg)
 {
 	struct shrink *sh = arg;
 
 	engine_thread_enter();
 	/* best effort, both: see Scheduling */
 	pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){ 0 });
-	setpriority(PRIO_PROCESS, (id_t)gettid(), RESIZER_NICE);
-	tables_resize(sh);
-	/* release: pairs with the acquire in tables_resize_calls: the thread
-	 * is about to return, so the join there does not wait */
-	atomic_store_explicit(&sh->resizer_busy, false, memory_order_release);
+	setpriority(PRIO_PROCESS, (id_t)gettid(), WORKER_NICE);
+	for (bool more = true; more && !worker_stopping(sh);) {
+		more = false;
+		if (cache_tables_resize_due(sh->c)) {
+			tables_resize(sh);
+			more = true;
+		}
+		if (worker_garbage_due(sh)) {
+			worker_garbage_batch(sh);
+			more = true;
+		}
+	}
+	entry_free_flush(sh->c);
+	/* release: pairs with the acquire in worker_start: the thread is
+	 * about to return, so the join there does not wait */
+	atomic_store_explicit(&sh->worker_busy, false, memory_order_release);
 	return NULL;
+}
+
+/*
+ * Without the thread: start the worker for a big job (a resize past
+ * RESIZE_INLINE_BUCKETS, GARBAGE_WORKER_MIN entries of garbage), unless
+ * it runs (it looks for more work before it returns: a job noted as it
+ * returns waits for the next call).  One at a time, joined by the next
+ * start or by shrink_reclaimer_stop.  Returns false if it neither runs
+ * nor could be made: the calls do the job themselves.
+ */
+static bool worker_start(struct shrink *sh)
+{
+	/* acquire: pairs with the release at worker_main's end */
+	if (atomic_load_explicit(&sh->worker_busy, memory_order_acquire))
+		return true;
+	pthread_mutex_lock(&sh->reclaimer_lock);
+	if (sh->worker_made && !atomic_load_explicit(&sh->worker_busy, memory_order_acquire)) {
+		pthread_join(sh->worker, NULL);   /* it has returned, or is about to */
+		sh->worker_made = false;
+	}
+	if (!sh->worker_made && !sh->reclaimer_stop) {
+		/* relaxed: only this lock's holders set it; worker_main clears it */
+		atomic_store_explicit(&sh->worker_busy, true, memory_order_relaxed);
+		sh->worker_made = pthread_create(&sh->worker, NULL, worker_main, sh) == 0;
+		if (!sh->worker_made)
+			atomic_store_explicit(&sh->worker_busy, false, memory_order_relaxed);
+	}
+	bool running = sh->worker_made;
+	pthread_mutex_unlock(&sh->reclaimer_lock);
+	return running;
 }
 
 /*
  * Without the thread: resize the tables that are due.  liburcu resizes in
  * the calling thread, in time proportional to the buckets: up to
  * RESIZE_INLINE_BUCKETS (about a millisecond) in this call, unless another
- * resize is running; past it, in a thread of its own, one at a time,
- * joined by the next one or by shrink_reclaimer_stop.  (Inline, the growth
- * of a 32 M-bucket table held one call for 10 s; liburcu spreads resizes
- * of more than 8192 buckets over threads it makes for them anyway.)  If
- * the thread cannot be made, the resize waits for a later call.
+ * resize is running; past it, in the worker.  (Inline, the growth of a
+ * 32 M-bucket table held one call for 10 s; liburcu spreads resizes of
+ * more than 8192 buckets over threads it makes for them anyway.)  If the
+ * worker cannot be made, the resize waits for a later call.
  */
 static void tables_resize_calls(struct shrink *sh)
 {
@@ -201,22 +280,7 @@ static void tables_resize_calls(struct shrink *sh)
 		udc_mutex_unlock(&sh->resize_lock);
 		return;
 	}
-	/* acquire: pairs with the release at resizer_main's end */
-	if (atomic_load_explicit(&sh->resizer_busy, memory_order_acquire))
-		return;
-	pthread_mutex_lock(&sh->reclaimer_lock);
-	if (sh->resizer_made && !atomic_load_explicit(&sh->resizer_busy, memory_order_acquire)) {
-		pthread_join(sh->resizer, NULL);   /* it has returned, or is about to */
-		sh->resizer_made = false;
-	}
-	if (!sh->resizer_made && !sh->reclaimer_stop) {
-		/* relaxed: only this lock's holders set it; resizer_main clears it */
-		atomic_store_explicit(&sh->resizer_busy, true, memory_order_relaxed);
-		sh->resizer_made = pthread_create(&sh->resizer, NULL, resizer_main, sh) == 0;
-		if (!sh->resizer_made)
-			atomic_store_explicit(&sh->resizer_busy, false, memory_order_relaxed);
-	}
-	pthread_mutex_unlock(&sh->reclaimer_lock);
+	worker_start(sh);
 }
 
 /* Every TRIM_PERIOD_MS, by the reclaim thread or else by a call: the
@@ -299,11 +363,21 @@ static bool sweeps_pending(struct shrink *sh)
  * ms against 0.05-0.5 ms before (BENCHMARKS.md, issue 13).  Stale entries
  * answer nothing, and eviction drops them first when memory is wanted, so
  * a slower sweep costs only the memory they hold meanwhile; a directory
- * whose trim lags declines its new negatives past twice its bound.
+ * whose trim lags declines its new negatives past twice its bound.  Even
+ * paced, a 10 M-entry sweep took 3 minutes of a writer's calls and its
+ * p99.99 was 8x that before it (the batches' own calls): past
+ * GARBAGE_WORKER_MIN entries the garbage is the worker's (SCHED_BATCH,
+ * nice 10, as the reclaim thread, whose writers' p99.99 stays within
+ * 0.9-1.4x).
  */
 static void sweep_inline(struct shrink *sh)
 {
 	if (sh->reclaimer_running || !sweeps_pending(sh))
+		return;
+	/* Much garbage is the worker's: a round visits every page. */
+	bool worker = worker_garbage_due(sh) && worker_start(sh);
+	/* relaxed: an estimate */
+	if (worker && atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) <= 0)
 		return;
 	uint64_t start = mono_ns();
 	/* relaxed: a pacing time (a race costs one batch early) */
@@ -311,7 +385,7 @@ static void sweep_inline(struct shrink *sh)
 		return;
 	if (udc_mutex_trylock(&sh->lock))
 		return;
-	if (sweep_garbage_due(sh))
+	if (!worker && sweep_garbage_due(sh))
 		sweep_garbage(sh, SWEEP_INLINE_BATCH);
 	else
 		sweep_trim(sh, SWEEP_INLINE_BATCH);
@@ -347,8 +421,10 @@ static void reclaim_calls(struct shrink *sh)
 	 * the thread is woken and evicts ahead of the clients; without the
 	 * thread the calls each evict a small batch instead (unless a pass
 	 * holds the lock: it works for them).  Past the limit, a call with
-	 * the thread evicts a batch too (it is falling behind).  Past half
-	 * the slack over the limit, the caller waits its turn, evicts, and
+	 * the thread evicts a batch too (it is falling behind).  Past a
+	 * quarter of the slack over the limit (the other threads' calls in
+	 * progress may each add a page meanwhile: at 256 KiB with 16 threads
+	 * half the slack left too little), the caller waits its turn, evicts, and
 	 * waits for the other paths' frees if that was not enough: the
 	 * clients that outrun reclaim are the ones throttled, and bytes_used
 	 * is within the bound when each call returns.
@@ -360,7 +436,7 @@ static void reclaim_calls(struct shrink *sh)
 		if (used <= limit)
 			return;
 	}
-	if (used <= limit + slack / 2) {
+	if (used <= limit + slack / 4) {
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		/* A call's share: small, and no more than a share of the slack. */
@@ -377,7 +453,7 @@ static void reclaim_calls(struct shrink *sh)
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		reclaim_evict(sh, used - limit + slack / 4, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);
-		if (used <= limit + slack / 2)
+		if (used <= limit + slack / 4)
 			break;
 		frees_wait(sh);
 		used = reclaim_used(sh);
@@ -395,6 +471,12 @@ void shrink_after_drop(struct shrink *sh)
 	pages_trim(sh);
 	if (cache_tables_resize_due(sh->c))
 		tables_resize_calls(sh);
+}
+
+void shrink_after_forget(struct shrink *sh)
+{
+	if (!sh->reclaimer_running && worker_garbage_due(sh))
+		worker_start(sh);
 }
 
 void shrink_after_call(struct shrink *sh)
@@ -577,17 +659,17 @@ int shrink_reclaimer_start(struct shrink *sh)
 void shrink_reclaimer_stop(struct shrink *sh)
 {
 	pthread_mutex_lock(&sh->reclaimer_lock);
-	sh->reclaimer_stop = true;   /* no resizer is made from here on */
-	bool resizer = sh->resizer_made;
-	sh->resizer_made = false;
+	sh->reclaimer_stop = true;   /* no worker is made from here on, and it stops */
+	bool worker = sh->worker_made;
+	sh->worker_made = false;
 	pthread_cond_signal(&sh->reclaimer_cond);
 	pthread_mutex_unlock(&sh->reclaimer_lock);
 	if (sh->reclaimer_running) {
 		pthread_join(sh->reclaimer, NULL);
 		sh->reclaimer_running = false;
 	}
-	if (resizer)   /* it finishes its resize */
-		pthread_join(sh->resizer, NULL);
+	if (worker)   /* it finishes its resize or garbage batch */
+		pthread_join(sh->worker, NULL);
 	pthread_cond_destroy(&sh->reclaimer_cond);
 	pthread_mutex_destroy(&sh->reclaimer_lock);
 }

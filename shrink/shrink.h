@@ -63,6 +63,9 @@ void shrink_dir_forgotten(struct shrink *sh, int64_t entries);
 void shrink_after_call(struct shrink *sh);
 /* A name was dropped (pages may be sparse now: compaction). */
 void shrink_after_drop(struct shrink *sh);
+/* Directories were forgotten (shrink_dir_forgotten) and the caller holds
+ * no lock: without the reclaim thread, the worker takes much garbage. */
+void shrink_after_forget(struct shrink *sh);
 
 /* ---- the public calls that are the policy's ---- */
 size_t shrink_bytes(struct shrink *sh, size_t bytes);   /* udc_shrink */

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "engine/internal.h"
-#include "shrink/internal.h"   /* resizer_busy */
+#include "shrink/internal.h"   /* worker_busy */
 
 #define RO_NAMES 20000
 #define RO_LOOKUPS 1000000
@@ -81,7 +81,7 @@ Test(readonly_hits, entry_pages_read_only, .timeout = 120)
 	 * buckets that a call started runs in a resizer thread, waited for
 	 * here (it crashed the test now and then, under load).
 	 */
-	while (atomic_load(&ro_cache->shrink->resizer_busy)) {
+	while (atomic_load(&ro_cache->shrink->worker_busy)) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
 	}
