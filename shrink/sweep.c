@@ -661,7 +661,7 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 	/* Open pages that have not filled for a while become sweepable (the
 	 * others hold the newest entries: FIFO takes them last, below). */
 	open_release(c, slab_now_ms() - SWEEP_OPEN_MAX_MS);
-	bool opened = false;
+	bool opened = false, waited = false;
 	unsigned nq = 0;
 	for (int64_t step = 0; sp.evicted < bytes && step < steps; step++) {
 		if (step % 16 == 0)   /* the shares move as pages go: look again */
@@ -682,8 +682,25 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 		 * one eviction of the smallest slot): small requests stay small. */
 		size_t units = (bytes - sp.evicted) / 64 + SLAB_COMPACT_PAGE_COST;
 		if (sweep_queue(&sp, kind[i], main[i], units < SWEEP_BATCH ? units : SWEEP_BATCH,
-				UINT64_MAX) == 0)
-			empty[kind[i]][main[i]] = true;
+				UINT64_MAX) != 0)
+			continue;
+		if (i == 0 && !main[i] && !waited && shrink_tls_reclaimer) {
+			/* The first queue is probation and it gave nothing now:
+			 * its pages may wait for their grace period.  The
+			 * reclaim thread lands them once before it takes main
+			 * (the fallback): main holds the hit entries, and
+			 * sweeping it for lack of patience cost a victim
+			 * client half of its negatives against rotating ids
+			 * (BENCHMARKS.md, issue 14).  Then the shares are
+			 * looked at again, without those pages.  Not in a
+			 * call: a grace period there is a wait. */
+			waited = true;
+			if (!slab_hold_flush())
+				entry_frees_wait(c);
+			nq = sweep_order(sh, kind, main);
+			continue;
+		}
+		empty[kind[i]][main[i]] = true;
 	}
 	entry_free_flush(c);
 	return sp.evicted;
