@@ -54,8 +54,9 @@
  *   or, and the reaper's DIR_IDLE clear and refs re-read, are seq_cst: of
  *   a put to zero racing an un-idling, one of the two sees the other, so
  *   an idle object is never left off every queue.
- *   The free is call_rcu: every reader that found the object in the table
- *   (under rcu_read_lock) is done with it first.
+ *   The free is call_rcu, or in a reclaim pass slab_call_rcu (the pass's
+ *   own grace period, at its end): every reader that found the object in
+ *   the table (under rcu_read_lock) is done with it first.
  *
  * Ordering, fills:
  *   d->state holds the flags and the drop count in one word.  A drop
@@ -470,7 +471,7 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 		dir_put(c, p);
 	d->cache = c;
 	rcu_pending_add(&c->rcu_pending);
-	call_rcu(&d->rcu, dir_free_rcu);
+	slab_call_rcu(&d->rcu, dir_free_rcu);   /* in a reclaim pass: freed when it ends */
 	return true;
 }
 

@@ -585,7 +585,9 @@ static bool reclaim_background(struct shrink *sh)
 	}
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
+		slab_hold_begin();   /* the objects freed when the batch ends (slab_call_rcu) */
 		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh) > low);
+		slab_hold_end();
 		udc_mutex_unlock(&sh->lock);
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)

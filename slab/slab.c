@@ -55,6 +55,7 @@
  *       runs the batch after every reader that could have found it (or,
  *       held, slab_hold_end frees it after its own synchronize_rcu, and
  *       releases the pages it emptied after a second one, for (c)).
+ *       slab_call_rcu's callbacks, held, run after that first one too.
  *   The slot locks order everything else: an open page's local side and
  *   a batch are touched only under their slot's lock.
  *
@@ -77,6 +78,8 @@
 
 static __thread bool tls_holding;            /* slab_hold_begin .. slab_hold_end */
 static __thread struct slab_batch *tls_held; /* batches kept meanwhile, newest first */
+static __thread struct rcu_head *tls_calls;  /* slab_call_rcu's meanwhile, linked
+                                              * through their (unused) next.next */
 __thread bool slab_tls_capturing;
 __thread struct slab_page *slab_tls_captured;
 
@@ -548,13 +551,29 @@ bool slab_hold_flush(void)
 	return true;
 }
 
+void slab_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
+{
+	if (!tls_holding) {
+		call_rcu(head, fn);
+		return;
+	}
+	head->func = fn;
+	head->next.next = (struct cds_wfcq_node *)tls_calls;
+	tls_calls = head;
+}
+
 void slab_hold_end(void)
 {
 	udc_assert(tls_holding && !rcu_read_ongoing());
 	tls_holding = false;
-	if (!tls_held)
+	if (!tls_held && !tls_calls)
 		return;
 	synchronize_rcu();   /* (d): every reader that could find the objects is done */
+	while (tls_calls) {
+		struct rcu_head *head = tls_calls;
+		tls_calls = (struct rcu_head *)head->next.next;
+		head->func(head);
+	}
 	slab_tls_capturing = true;
 	while (tls_held) {
 		struct slab_batch *b = tls_held;
