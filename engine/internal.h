@@ -102,7 +102,8 @@ struct udc_dir {
 	udc_ino ino;                      /* immutable */
 	_Atomic uint32_t gen;             /* bumped by invalidate_dir/rmdir (release) */
 	_Atomic uint32_t parent_seq;      /* bumped by every change of parent (under lock) */
-	struct udc_dir *_Atomic parent;   /* for ".."; NULL = unknown (held: a reference) */
+	_Atomic udc_ino parent;           /* for ".."; UDC_INO_NONE = unknown (no reference:
+	                                   * the parent's object is found by ino) */
 	_Atomic uint64_t cookie;          /* the cookie of the entry naming this dir */
 	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it */
 	_Atomic uint64_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
@@ -112,6 +113,8 @@ struct udc_dir {
 	udc_spin_t lock UDC_ALIGNED;      /* serialises the ".." record's writers */
 	_Atomic int32_t nr_positive;      /* entries in the table, any generation (2^31
 	                                   * positives in one directory would be > 200 GB) */
+	_Atomic uint32_t kids;            /* the children's ".." records of it: a hint
+	                                   * for the reaper (engine/dir.c) */
 	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
 	struct udc_cache *cache;          /* dead: for the RCU callback that frees it */
 	_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen (dir_negatives) */
@@ -407,8 +410,9 @@ void dir_fill_begin(struct udc_dir *d, struct udc_fill *fill);
 int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill);   /* 0 or -ESTALE */
 
 /*
- * "..": d->parent, valid while d->parent_stamp equals the parent object's
- * epoch (engine/dir.c).  Every writer holds d->lock and bumps parent_seq.
+ * "..": d->parent (an ino), valid while the parent's object exists and its
+ * epoch equals d->parent_stamp (engine/dir.c).  Every writer holds d->lock
+ * and bumps parent_seq.
  */
 /* child's parent is now @parent (pinned), or unknown (NULL). */
 void dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent);

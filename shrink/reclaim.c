@@ -82,6 +82,8 @@
 #define RECLAIM_INLINE_DIV 4                       /* ... at most this share of the slack */
 #define SHRINK_ROUNDS 4                            /* udc_shrink's sweeps, at most */
 #define DIR_REAP_BATCH 256                         /* idle directories looked at per batch */
+#define DIR_REAP_BYTES_PER 64                      /* ... and under pressure one more per these
+                                                    * bytes wanted (an object is at least 128) */
 #define TRIM_PERIOD_MS 100                         /* retained pages not reused in it go back */
 #define RESIZE_INLINE_BUCKETS 8192                 /* a call's resize, at most (see tables_resize_calls) */
 #define WORKER_NICE 10                             /* the worker thread's (and liburcu's resize helpers') */
@@ -320,7 +322,12 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, int source)
 	slab_hold_begin();
 	size_t got = sweep_reclaim(sh, bytes);
 	UDC_PROBE(reclaim, source, bytes, got);
-	dir_reap(sh->c, DIR_REAP_BATCH, true);
+	/* The idle directories, as many more as the bytes asked for could
+	 * free: a batch of 256 a pass fell behind the directories going
+	 * idle, which then filled a 1 MiB cache whose entries the sweeps
+	 * evicted for them (20,000 directories each holding one entry and
+	 * naming a parent with none: 6,720 objects for 103 entries). */
+	dir_reap(sh->c, DIR_REAP_BATCH + bytes / DIR_REAP_BYTES_PER, true);
 	slab_hold_end();
 	/* The room made, the ghosts grow into it when it holds them. */
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);

@@ -307,3 +307,35 @@ Test(stats_memory, destroy_frees_external_names_and_everything)
 	destroy_full((size_t)4 << 20, 0);                         /* evictions, the thread */
 	destroy_full((size_t)4 << 20, UDC_CFG_NO_RECLAIM_THREAD);
 }
+
+/*
+ * A directory object whose only holders are its children's ".." records
+ * goes under memory pressure like an idle one: before, each record held a
+ * reference on its parent's object, so a cached entry deep in a tree kept
+ * every ancestor's object (git-commit's replay at 10% of its footprint:
+ * 4,990 objects for 4,457 entries).  Here each child C holds one entry and
+ * records a parent P that holds none; at a binding limit the objects stay
+ * about one per entry (before: two).
+ */
+#define KIDS_CHAINS 20000u
+
+Test(stats_memory, parents_known_only_by_dotdot_go_under_pressure, .timeout = 120)
+{
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, (size_t)1 << 20);
+
+	cr_assert_not_null(c);
+	for (unsigned i = 0; i < KIDS_CHAINS; i++) {
+		udc_ino parent = 1000000 + i, child = 2000000 + i;
+		struct udc_attr p = tc_attr(parent, UDC_TYPE_DIR, 0);
+
+		cr_assert_eq(udc_add(c, child, "..", 2, &p), 0);
+		cr_assert_eq(tc_add(c, child, "f", 3000000 + i, UDC_TYPE_REG, 0), 0);
+	}
+	struct udc_stats st = tc_stats(c);
+	uint64_t entries = st.nr_positive + st.nr_negative;
+	cr_assert_gt(entries, 100, "the cache holds %llu entries", (unsigned long long)entries);
+	cr_expect_leq(st.nr_dirs, entries + entries / 2 + 256,
+		      "%llu directory objects for %llu entries", (unsigned long long)st.nr_dirs,
+		      (unsigned long long)entries);
+	udc_destroy(c);
+}
