@@ -594,8 +594,10 @@ static bool reclaim_background(struct shrink *sh)
 		udc_mutex_lock(&sh->lock);
 		slab_hold_begin();   /* the objects freed when the batch ends (slab_call_rcu) */
 		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh) > low);
-		slab_hold_end();
 		udc_mutex_unlock(&sh->lock);
+		/* Off the lock: the calls that find it held skip their own
+		 * eviction, and a grace period under load is milliseconds. */
+		slab_hold_end();
 	}
 	for (bool fresh = true; batches-- > 0; fresh = false)
 		if (!compact_batch(sh, fresh))
