@@ -217,12 +217,20 @@ Test(reclaim_thread, ages_out_what_parked_threads_added, .timeout = 120)
 #define RT_RESIZE_NAMES 200000u
 #define RT_RESIZE_DIRS 64u
 
-static udc_cache *rt_fill_no_thread(void)
+/* A cache without the reclaim thread, at a limit that never binds here. */
+static udc_cache *rt_create_no_thread(void)
 {
-	char nm[64];
 	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, (size_t)1 << 30);
 
 	cr_assert_not_null(c);
+	return c;
+}
+
+static udc_cache *rt_fill_no_thread(void)
+{
+	char nm[64];
+	udc_cache *c = rt_create_no_thread();
+
 	for (unsigned i = 0; i < RT_RESIZE_NAMES; i++) {
 		size_t len = rt_name(nm, sizeof(nm), i);
 		cr_assert_eq(udc_add_negative(c, 10 + i % RT_RESIZE_DIRS, nm, len, 0), 0);
@@ -266,9 +274,8 @@ Test(reclaim_thread, destroy_joins_a_resizing_worker)
 static udc_cache *rt_garbage_no_thread(void)
 {
 	char nm[64];
-	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, (size_t)1 << 30);
+	udc_cache *c = rt_create_no_thread();
 
-	cr_assert_not_null(c);
 	for (unsigned i = 0; i < RT_GARBAGE_NAMES; i++) {
 		size_t len = rt_name(nm, sizeof(nm), i);
 		struct udc_attr a = tc_attr(1000 + i, UDC_TYPE_REG, 0);
