@@ -61,6 +61,8 @@ TestSuite(concurrency_races, .init = tfix_setup_d, .fini = tfix_teardown, .timeo
 #define WR_MAX_WALKS 400000
 
 struct wr_shared {
+	atomic_int started;   /* walkers running: the renames wait for them all
+	                       * (CI once ran every rename before a walker ran) */
 	atomic_bool done;
 	struct tfail fail;
 	uint64_t seed;
@@ -81,6 +83,8 @@ static void *wr_renamer(void *p)
 
 	(void)p;
 	prng_init(&rng, wr.seed);
+	while (atomic_load(&wr.started) < WR_WALKERS)
+		sched_yield();
 	for (int i = 0; i < WR_RENAMES; i++) {
 		udc_ino from = in_a ? 2 : 5, to = in_a ? 5 : 2;
 		int r;
@@ -146,6 +150,7 @@ static void *wr_walker(void *p)
 {
 	struct wr_walker *w = p;
 
+	atomic_fetch_add(&wr.started, 1);
 	for (int i = 0; i < WR_MAX_WALKS && !atomic_load(&wr.done); i++) {
 		switch (i % 8) {
 		case 0:
