@@ -500,12 +500,12 @@ Test(threads_memory, small_limit_answers_256k, .timeout = 300)
  * sweeps promoting every entry while 13 threads waited) until a sweep's
  * flush stopped locking the allocators' slots while its frees were held;
  * since, 1.020-1.023 x in 21 runs of 21 (ASan and release, some with two
- * busy loops beside); 1.011-1.015 x in 14 of 14 once calls throttle past a
- * quarter of the slack, not half.  256 KiB is still a target (gated): its
- * slack is 16 KiB, four of its 4 KiB pages, and the threads that are
- * inside a call past the throttle check each may open a page: under ASan
- * one sample past the bound by 608 bytes (1.072 x) in 4 runs of 6 with
- * the throttle at half the slack, in 1 run of 14 at a quarter.
+ * busy loops beside).  256 KiB is still a target (gated): its slack is
+ * 16 KiB, four of its 4 KiB pages, and the threads that are inside a call
+ * past the throttle check each may open a page: under ASan one sample past
+ * the bound by 608 bytes (1.072 x) in 4 runs of 6.  (Throttling past a
+ * quarter of the slack made it 1 run of 14, but cost the trickle at 2 MiB
+ * four times the calls over 1 ms: BENCHMARKS.md, issue 13, stop 16.)
  */
 Test(threads_memory, small_limit_bound_2m, .timeout = 600)
 {
