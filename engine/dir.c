@@ -288,8 +288,8 @@ static void kids_add(struct udc_cache *c, udc_ino ino, int delta)
 	rcu_read_unlock();
 }
 
-/* Record p (NULL: unknown) with @stamp, its epoch read by the caller, with
- * d->lock held. */
+/* Record p (NULL: unknown, with @stamp 0) with @stamp, its epoch read by
+ * the caller, with d->lock held. */
 static void parent_store_locked(struct udc_cache *c, struct udc_dir *d, struct udc_dir *p,
 				uint64_t stamp)
 {
@@ -304,7 +304,7 @@ static void parent_store_locked(struct udc_cache *c, struct udc_dir *d, struct u
 	atomic_store_explicit(&d->parent_seq,
 			      atomic_load_explicit(&d->parent_seq, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	atomic_store_explicit(&d->parent_stamp, p ? stamp : 0, memory_order_relaxed);
+	atomic_store_explicit(&d->parent_stamp, stamp, memory_order_relaxed);
 	atomic_store_explicit(&d->parent, ino, memory_order_relaxed);
 	if (old != ino) {
 		kids_add(c, old, -1);

@@ -190,18 +190,31 @@ static bool worker_stopping(struct shrink *sh)
 	return stop;
 }
 
-/* One garbage batch, its frees landed here (as the reclaim thread's, see
- * Scheduling); or, until the next round is due, a nap. */
-static void worker_garbage_batch(struct shrink *sh)
+/* A thread's garbage batch (the reclaim thread's or the worker's): its
+ * frees and the pages it empties land in this thread (see Scheduling),
+ * not in liburcu's call_rcu thread.  Sets *@due to whether a round was
+ * due; returns whether garbage is left. */
+static bool garbage_batch(struct shrink *sh, bool *due)
 {
+	bool more = false;
+
 	udc_mutex_lock(&sh->lock);
-	bool due = sweep_garbage_due(sh);
-	if (due) {
+	*due = sweep_garbage_due(sh);
+	if (*due) {
 		slab_hold_begin();
-		sweep_garbage(sh, STALE_BATCH);
+		more = sweep_garbage(sh, STALE_BATCH);
 		slab_hold_end();
 	}
 	udc_mutex_unlock(&sh->lock);
+	return more;
+}
+
+/* The worker's garbage batch; or, until the next round is due, a nap. */
+static void worker_garbage_batch(struct shrink *sh)
+{
+	bool due;
+
+	garbage_batch(sh, &due);
 	if (!due)
 		nanosleep(&(struct timespec){ .tv_nsec = WORKER_NAP_NS }, NULL);
 }
@@ -575,15 +588,8 @@ static bool reclaim_background(struct shrink *sh)
 		aged_all = !sweep_age(sh, AGE_BATCH);
 		udc_mutex_unlock(&sh->lock);
 	}
-	for (bool stale = true; stale && batches > 0; batches--) {
-		udc_mutex_lock(&sh->lock);
-		/* Held: the batch's frees and the pages it empties land in this
-		 * thread (see Scheduling), not in liburcu's call_rcu thread. */
-		slab_hold_begin();
-		stale = sweep_garbage_due(sh) && sweep_garbage(sh, STALE_BATCH);
-		slab_hold_end();
-		udc_mutex_unlock(&sh->lock);
-	}
+	for (bool stale = true, due; stale && batches > 0; batches--)
+		stale = garbage_batch(sh, &due);
 	for (bool trim = true; trim && batches > 0; batches--) {
 		udc_mutex_lock(&sh->lock);
 		slab_hold_begin();   /* as the garbage's */
