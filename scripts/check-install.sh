@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Install a built tree into a scratch prefix and build examples/embed against
-# it twice: with find_package(udcache) and with pkg-config.  Usage:
+# it twice: with find_package(udcache) and with pkg-config; then link
+# tests/link/consumer.c (an embedder with functions named as
+# udcache's internals, which checks that malloc stays libc's) against the
+# installed shared library, and against libudcache.a with pkg-config's
+# --static flags, and run both.  Usage:
 #   scripts/check-install.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -16,4 +20,11 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # shellcheck disable=SC2046 # word splitting of pkg-config's flags is wanted
 cc "$src/examples/embed/main.c" $(pkg-config --cflags --libs udcache) -o "$work/embed-pc"
 LD_LIBRARY_PATH="$libdir" "$work/embed-pc"
+# shellcheck disable=SC2046 # as above
+cc "$src/tests/link/consumer.c" $(pkg-config --cflags --libs udcache) -o "$work/consumer"
+LD_LIBRARY_PATH="$libdir" "$work/consumer"
+# shellcheck disable=SC2046 # as above
+cc "$src/tests/link/consumer.c" $(pkg-config --cflags udcache) "$libdir/libudcache.a" \
+	$(pkg-config --static --libs udcache | sed 's/-ludcache\b//') -o "$work/static-consumer"
+"$work/static-consumer"
 echo "1 passed, 0 failed"

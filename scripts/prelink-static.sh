@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Make the installed static library: one relocatable object that exports
+# udcache's API (udc_*) and nothing else, with a private copy of jemalloc.
+#
+#   scripts/prelink-static.sh OUT.o JEMALLOC_PIC_A OBJECT...
+#
+# JEMALLOC_PIC_A "-": no private jemalloc (steps 1 and 2 skipped); the
+# embedder links the shared one.
+#
+# 1. jemalloc: the members of libjemalloc_pic.a that udcache's calls need,
+#    every global it defines renamed __udc_je_<name> (malloc, free and
+#    calloc included), so that it answers udcache's calls only and never
+#    the process's malloc: linking libjemalloc.so instead made jemalloc the
+#    allocator of every program that linked libudcache.a (issue 17).
+# 2. udcache's objects, partially linked, their calls of jemalloc's own API
+#    (mallocx, sdallocx, ...) renamed the same way.  Their calls of
+#    malloc/calloc/free stay the process's: a hash table's struct is freed
+#    by liburcu with free(), so it must come from the process's malloc.
+# 3. Both linked into one object, and every global but the API localised:
+#    an embedder with its own hash_name() or dir_get() links (the archive
+#    exported 140 globals before, 121 of them unprefixed).
+set -euo pipefail
+out=$1 jemalloc=$2
+shift 2
+LD=${LD:-ld}
+OBJCOPY=${OBJCOPY:-objcopy}
+NM=${NM:-nm}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+api=(mallocx sdallocx dallocx nallocx mallctl rallocx xallocx sallocx mallctlnametomib mallctlbymib)
+undef=()
+for s in "${api[@]}"; do undef+=(-u "$s"); done
+
+"$LD" -r -o "$tmp/udc.o" "$@"
+if [ "$jemalloc" = - ]; then
+	cp "$tmp/udc.o" "$tmp/all.o"
+else
+	"$LD" -r -o "$tmp/je.o" "${undef[@]}" "$jemalloc"
+	"$NM" -g --defined-only "$tmp/je.o" | awk '{ print $3, "__udc_je_" $3 }' >"$tmp/je.map"
+	"$OBJCOPY" --redefine-syms="$tmp/je.map" "$tmp/je.o"
+	for s in "${api[@]}"; do echo "$s __udc_je_$s"; done >"$tmp/api.map"
+	"$OBJCOPY" --redefine-syms="$tmp/api.map" "$tmp/udc.o"
+	"$LD" -r -o "$tmp/all.o" "$tmp/udc.o" "$tmp/je.o"
+fi
+"$NM" -g --defined-only "$tmp/all.o" | awk '$3 ~ /^udc_/ { print $3 }' >"$tmp/keep"
+if ! [ -s "$tmp/keep" ]; then
+	echo "prelink-static: no udc_ symbol in the objects" >&2
+	exit 1
+fi
+"$OBJCOPY" --keep-global-symbols="$tmp/keep" "$tmp/all.o" "$out"
