@@ -7,9 +7,8 @@
 # JEMALLOC_PIC_A "-": no private jemalloc (steps 1 and 2 skipped); the
 # embedder links the shared one.
 #
-# 1. jemalloc: the members of libjemalloc_pic.a that udcache's calls need,
-#    every global it defines renamed __udc_je_<name> (malloc, free and
-#    calloc included), so that it answers udcache's calls only and never
+# 1. jemalloc: libjemalloc_pic.a's members in one object, every global it
+#    defines renamed __udc_je_<name> (malloc, free and calloc included), so that it answers udcache's calls only and never
 #    the process's malloc: linking libjemalloc.so instead made jemalloc the
 #    allocator of every program that linked libudcache.a (issue 17).
 # 2. udcache's objects, partially linked, their calls of jemalloc's own API
@@ -29,14 +28,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 api=(mallocx sdallocx dallocx nallocx mallctl rallocx xallocx sallocx mallctlnametomib mallctlbymib)
-undef=()
-for s in "${api[@]}"; do undef+=(-u "$s"); done
-
 "$LD" -r -o "$tmp/udc.o" "$@"
 if [ "$jemalloc" = - ]; then
 	cp "$tmp/udc.o" "$tmp/all.o"
 else
-	"$LD" -r -o "$tmp/je.o" "${undef[@]}" "$jemalloc"
+	# Every member but C++'s operator new (jemalloc_cpp: udcache is C);
+	# ld.lld's -r takes objects, not an archive alone.
+	mkdir "$tmp/je" && (cd "$tmp/je" && ar x "$jemalloc" && rm -f jemalloc_cpp*.o)
+	"$LD" -r -o "$tmp/je.o" "$tmp"/je/*.o
 	"$NM" -g --defined-only "$tmp/je.o" | awk '{ print $3, "__udc_je_" $3 }' >"$tmp/je.map"
 	"$OBJCOPY" --redefine-syms="$tmp/je.map" "$tmp/je.o"
 	for s in "${api[@]}"; do echo "$s __udc_je_$s"; done >"$tmp/api.map"
