@@ -190,11 +190,36 @@ void cache_tables_resize(struct udc_cache *c, size_t room)
 	table_resize(c->dirs, &c->dirs_buckets, NR_DIRS(c), c->min_buckets, &room);
 }
 
+/*
+ * The smallest limit a cache made with @limit takes later: twice its own
+ * part, what it holds empty (tables, stripes, ghosts: sized here from
+ * @limit) and its open pages at most (every CPU slot, every class, at the
+ * page size chosen here), so that entries have room; or @limit itself, if
+ * smaller (a small cache sized to its limit can always go back to it);
+ * never below UDC_MEMORY_MIN.  A cache made with 64 MiB and set to 323
+ * KiB (twice the empty part alone) overshot it with its 64 KiB open pages.
+ */
+static size_t bytes_min_for(struct udc_cache *c, size_t limit)
+{
+	size_t own = cache_bytes_used(c);
+
+	for (int k = 0; k < 2; k++)
+		own += (size_t)slab_nr_cpus(c->slabs[k]) * slab_nr_classes(c->slabs[k]) *
+		       slab_page_size(c->slabs[k]);
+	size_t min = 2 * own < limit ? 2 * own : limit;
+	return min > UDC_MEMORY_MIN ? min : UDC_MEMORY_MIN;
+}
+
 static int config_check(const struct udc_config *cfg)
 {
 	if (!cfg || cfg->size != sizeof(struct udc_config))
 		return EINVAL;
 	if (cfg->root == UDC_INO_NONE)
+		return EINVAL;
+	/* Below it, the cache's own part leaves no room for entries, and each
+	 * call waited for reclaim that could free nothing (16 KiB: no add in
+	 * 10 s). */
+	if (cfg->memory_limit && cfg->memory_limit < UDC_MEMORY_MIN)
 		return EINVAL;
 	if (cfg->flags & ~(uint32_t)(UDC_CFG_NO_RECLAIM_THREAD | UDC_CFG_KEEP_UNLINKED))
 		return EINVAL;
@@ -258,6 +283,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		err = ENOMEM;
 		goto fail;
 	}
+	c->bytes_min = bytes_min_for(c, shrink_limit(c->shrink));
 	err = -shrink_reclaimer_start(c->shrink);
 	if (!err)
 		err = -fork_register(c);   /* a child of fork() can use it (engine/fork.c) */
@@ -389,7 +415,7 @@ size_t udc_shrink(udc_cache *c, size_t bytes)
 
 int udc_set_memory_limit(udc_cache *c, size_t bytes)
 {
-	if (!c)
+	if (!c || (bytes && bytes < c->bytes_min))
 		return -EINVAL;
 	thread_enter();
 	int cs = cancel_hold();   /* its reclaim may wait */
@@ -456,6 +482,7 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 		.negatives_declined = G(declined),
 		.bytes_slack = shrink_slack(c->shrink),
 		.throttled = G(throttled),
+		.bytes_min = c->bytes_min,
 		.resident_bytes = st->size >= offsetof(struct udc_stats, resident_bytes) +
 							sizeof(st->resident_bytes) ?
 					  slab_resident_bytes() :

@@ -141,6 +141,10 @@ struct udc_config {
 	                                * (600000); UINT32_MAX = never */
 };
 #define UDC_CONFIG_INIT { .size = sizeof(struct udc_config) }
+/* The smallest memory limit udc_create() accepts (and the smallest
+ * udc_set_memory_limit() does: see udc_stats.bytes_min).  An empty cache
+ * holds about 14 KiB at it, and room for a few hundred entries. */
+#define UDC_MEMORY_MIN ((size_t)64 << 10)
 #define UDC_CFG_NO_RECLAIM_THREAD 0x1  /* no background reclaim thread: reclaim
                                         * runs inline and through udc_shrink;
                                         * a hash table resize past 8192 buckets
@@ -167,7 +171,8 @@ UDC_API const char *udc_version(void);
  *       udc_destroy().
  *
  * cfg->size must be sizeof(struct udc_config) of this header; cfg->root must
- * not be UDC_INO_NONE; cfg->flags may hold only UDC_CFG_* bits; a backend, if
+ * not be UDC_INO_NONE; cfg->memory_limit must be 0 or at least
+ * UDC_MEMORY_MIN; cfg->flags may hold only UDC_CFG_* bits; a backend, if
  * given, must have a lookup function.  Checks at start-up that the kernel
  * offers membarrier (see struct udc_stats.membarrier).
  *
@@ -458,9 +463,16 @@ UDC_API size_t udc_shrink(udc_cache *c, size_t bytes);
 
 /**
  * udc_set_memory_limit() - change cfg->memory_limit (0 = 64 MiB).
- * Return: 0; -EINVAL (NULL cache); -ENOMEM (a lower limit may need a smaller
- * table of evicted names' fingerprints, which could not be allocated): the
- * limit is then unchanged.
+ *
+ * A limit below udc_stats.bytes_min is refused: the cache's own part, sized
+ * at udc_create() from the limit given then (its tables, stripes and ghosts,
+ * about 160 KiB from 2 MiB up, and its open pages), would leave no room for
+ * entries, and every call would wait for reclaim that cannot free anything
+ * (a cache made with 64 MiB and set to 64 KiB took 80 ms an add).  To go
+ * lower, make a new cache with the lower limit.
+ * Return: 0; -EINVAL (NULL cache, or @bytes below bytes_min); -ENOMEM (a
+ * lower limit may need a smaller table of evicted names' fingerprints,
+ * which could not be allocated): the limit is then unchanged.
  */
 UDC_API int udc_set_memory_limit(udc_cache *c, size_t bytes);
 
@@ -528,6 +540,13 @@ struct udc_stats {
 	                                * limit is too small for the load, or the
 	                                * reclaim thread is off and the frees of a
 	                                * pass take long to land */
+	uint64_t bytes_min;            /* the smallest limit udc_set_memory_limit()
+	                                * accepts: twice the cache's own part (what
+	                                * it held empty, and its open pages at most:
+	                                * all sized at udc_create() from its limit),
+	                                * or that limit if smaller, and never below
+	                                * UDC_MEMORY_MIN (2.1 MiB when made with 64
+	                                * MiB on 2 CPUs, 400 KiB with 2 MiB) */
 };
 #define UDC_STATS_SIZE_V0 (offsetof(struct udc_stats, bytes_limit) + sizeof(uint64_t))
 

@@ -881,13 +881,31 @@ int diffstress_run(const struct diffstress_options *o)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: udc-diffstress [--threads N] [--seconds S] [--memory BYTES] [--seed N]\n"
+		"usage: udc-diffstress [--threads N] [--seconds S] [--memory BYTES[K|M]] [--seed N]\n"
 		"                      [--keep-unlinked] [--no-reclaim-thread] [--delay-us N]\n"
 		"Many threads use one cache against a versioned store; every answer must be\n"
 		"the store's at some moment of its call.  Exit 0: no violation; 1: some.\n"
 		"The seed is also taken from UDC_TEST_SEED.  udc-stress --workload diff runs\n"
 		"the same with udc-stress's options.\n");
 	exit(2);
+}
+
+/* BYTES with an optional K or M suffix ("1M": until issue 17 read as 1 byte,
+ * a limit the library then took and ctest's diffstress-keep-unlinked ran at). */
+static size_t parse_bytes(const char *v)
+{
+	char *end;
+	unsigned long long n = strtoull(v, &end, 0);
+
+	if (end == v)
+		usage();
+	if (*end == 'K' || *end == 'k')
+		n <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		n <<= 20, end++;
+	if (*end != '\0')
+		usage();
+	return (size_t)n;
 }
 
 int main(int argc, char **argv)
@@ -914,7 +932,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--seconds"))
 			o.seconds = strtod(v, NULL);
 		else if (!strcmp(a, "--memory"))
-			o.memory = strtoull(v, NULL, 0);
+			o.memory = parse_bytes(v);
 		else if (!strcmp(a, "--seed"))
 			o.seed = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--delay-us"))

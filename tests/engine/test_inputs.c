@@ -428,6 +428,7 @@ Test(inputs, create_bad_config)
 		{ "size + 8", cfg },	    { "size 1", cfg },
 		{ "root NONE", cfg },	    { "flag 0x4", cfg },
 		{ "flag 0x80000000", cfg }, { "backend without lookup", cfg },
+		{ "limit 1", cfg },	    { "limit UDC_MEMORY_MIN - 1", cfg },
 	};
 	bad[0].cfg.size = 0;
 	bad[1].cfg.size = sizeof(struct udc_config) - 1;
@@ -437,6 +438,8 @@ Test(inputs, create_bad_config)
 	bad[5].cfg.flags |= 0x4;
 	bad[6].cfg.flags |= 0x80000000u;
 	bad[7].cfg.backend = &no_lookup;
+	bad[8].cfg.memory_limit = 1;
+	bad[9].cfg.memory_limit = UDC_MEMORY_MIN - 1;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		errno = 0;
 		c = udc_create(&bad[i].cfg);
@@ -636,4 +639,59 @@ Test(inputs, set_memory_limit)
 	cr_expect_eq(st.bytes_limit, TC_MEMORY_LIMIT);
 	/* Nothing was lost on the way (the limits were never tight). */
 	cr_expect_eq(tc_lookup(env.c, D_INO, "f", NULL), UDC_POSITIVE);
+}
+
+/*
+ * The memory floor.  Before it, udc_create took any limit, and a limit
+ * below the cache's own part (its tables, stripes, ghosts: about 160 KiB
+ * when made with 2 MiB or more) could never be met: every call waited for
+ * reclaim that had nothing to free (16 KiB: no add finished in 10 s; made
+ * with 64 MiB and set to 64 KiB: 80 ms an add).  Now such a limit is
+ * refused, and the smallest accepted one works.
+ */
+Test(inputs, memory_floor)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	struct udc_stats st;
+	char nm[32];
+
+	cfg.root = TC_ROOT;
+	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
+	cfg.memory_limit = (size_t)64 << 20;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+	st = tc_stats(c);
+	cr_assert_gt(st.bytes_min, UDC_MEMORY_MIN, "made with 64 MiB: bytes_min %llu",
+		     (unsigned long long)st.bytes_min);
+	cr_expect_eq(udc_set_memory_limit(c, UDC_MEMORY_MIN), -EINVAL);
+	cr_expect_eq(udc_set_memory_limit(c, (size_t)st.bytes_min - 1), -EINVAL);
+	cr_expect_eq(tc_stats(c).bytes_limit, (uint64_t)64 << 20, "a refused limit changed it");
+	cr_assert_eq(udc_set_memory_limit(c, (size_t)st.bytes_min), 0);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(nm, sizeof(nm), "floor-%d", i);
+		cr_assert_eq(tc_add(c, 5, nm, 1000 + (udc_ino)i, UDC_TYPE_REG, 0), 0);
+		st = tc_stats(c);
+		cr_assert_leq(st.bytes_used, st.bytes_limit + st.bytes_slack,
+			      "add %d: bytes_used %llu past %llu + %llu", i,
+			      (unsigned long long)st.bytes_used, (unsigned long long)st.bytes_limit,
+			      (unsigned long long)st.bytes_slack);
+	}
+	cr_expect_gt(st.nr_positive, 100, "at bytes_min the cache held %llu entries",
+		     (unsigned long long)st.nr_positive);
+	udc_destroy(c);
+
+	/* Made with the floor itself: entries fit, and it says so. */
+	cfg.memory_limit = UDC_MEMORY_MIN;
+	c = udc_create(&cfg);
+	cr_assert_not_null(c, "udc_create(UDC_MEMORY_MIN): errno %d", errno);
+	cr_expect_eq(tc_stats(c).bytes_min, UDC_MEMORY_MIN);
+	for (int i = 0; i < 500; i++) {
+		snprintf(nm, sizeof(nm), "floor-%d", i);
+		cr_assert_eq(tc_add(c, 5, nm, 1000 + (udc_ino)i, UDC_TYPE_REG, 0), 0);
+	}
+	st = tc_stats(c);
+	cr_expect_gt(st.nr_positive, 50, "at UDC_MEMORY_MIN the cache held %llu entries",
+		     (unsigned long long)st.nr_positive);
+	cr_expect_leq(st.bytes_used, st.bytes_limit + st.bytes_slack);
+	udc_destroy(c);
 }

@@ -562,10 +562,16 @@ static void op_set_limit(void)
 	size_t l = limits[u8() % MAXLIMITS];
 
 	tr("set_memory_limit %zu\n", l);
+	struct udc_stats st = { .size = sizeof(st) };
+
+	udc_stats_get(C, &st);
 	int r = udc_set_memory_limit(C, l);
-	if (r == 0)
+	if (r == 0 && l && l < st.bytes_min)
+		violation("udc_set_memory_limit accepted %zu, below bytes_min %llu", l,
+			  (unsigned long long)st.bytes_min);
+	else if (r == 0)
 		cur_limit = l ? l : (size_t)64 << 20;
-	else if (r != -ENOMEM)
+	else if (!(r == -ENOMEM || (r == -EINVAL && l && l < st.bytes_min)))
 		violation("udc_set_memory_limit returned %s", rname(r));
 }
 
