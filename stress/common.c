@@ -25,7 +25,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stress/stress.h"
@@ -131,14 +134,88 @@ static void rep_label(struct report *r, const char *label)
 	printf("%-26s ", buf);
 }
 
+#ifndef UDC_BUILD_TYPE
+#define UDC_BUILD_TYPE "unknown build type"
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define UDC_BUILD_SANITIZER ", ASan"
+#elif defined(__SANITIZE_THREAD__)
+#define UDC_BUILD_SANITIZER ", TSan"
+#else
+#define UDC_BUILD_SANITIZER ""
+#endif
+#if defined(__clang__)
+#define UDC_BUILD_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define UDC_BUILD_COMPILER "gcc " __VERSION__
+#else
+#define UDC_BUILD_COMPILER "unknown compiler"
+#endif
+
+static struct build_info build;
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+
+/* The CPU model of /proc/cpuinfo, or "unknown CPU". */
+static void cpu_model(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, size, "unknown CPU");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		colon += 1 + (colon[1] == ' ');
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(buf, size, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+static void build_info_fill(void)
+{
+	struct utsname u;
+	time_t now = time(NULL);
+	struct tm tm;
+	char cpu[128];
+
+	build.version = udc_version();
+	build.build = UDC_BUILD_TYPE ", " UDC_BUILD_COMPILER UDC_BUILD_SANITIZER;
+	gmtime_r(&now, &tm);
+	strftime(build.date, sizeof(build.date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cpu_model(cpu, sizeof(cpu));
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	snprintf(build.machine, sizeof(build.machine), "%ld x %s, %s %s",
+		 sysconf(_SC_NPROCESSORS_ONLN), cpu, u.sysname, u.release);
+}
+
+const struct build_info *build_info(void)
+{
+	pthread_once(&build_once, build_info_fill);
+	return &build;
+}
+
 void rep_begin(struct report *r, bool json)
 {
+	const struct build_info *b = build_info();
+
 	memset(r, 0, sizeof(*r));
 	r->json = json;
 	if (json) {
 		putchar('{');
 		r->depth = 1;
 	}
+	rep_obj_begin(r, "build", "build.");
+	rep_str(r, "version", "udcache", b->version);
+	rep_str(r, "build", "build", b->build);
+	rep_str(r, "date", "date", b->date);
+	rep_str(r, "machine", "machine", b->machine);
+	rep_obj_end(r);
 }
 
 void rep_u64(struct report *r, const char *key, const char *label, uint64_t v)

@@ -70,10 +70,10 @@ static void progress_line(const struct run *r, struct worker *w, unsigned n, uin
 	for (unsigned i = 0; i < n; i++)
 		ops += atomic_load_explicit(&w[i].progress, memory_order_relaxed);
 	r->impl->stats(r->c, &st);
-	fprintf(stderr, "\r\033[K%6.1f s  %10.0f %s/s  mem %8.1f MiB  negatives %10" PRIu64,
-		(double)(t - t0) / 1e9,
+	fprintf(stderr, "\r\033[K%6.1f s  %s  %10.0f ops/s  mem %8.1f MiB  negatives %10" PRIu64,
+		(double)(t - t0) / 1e9, r->wl->name,
 		t > *last_t ? (double)(ops - *last_ops) * 1e9 / (double)(t - *last_t) : 0.0,
-		r->wl->name, (double)st.bytes_used / (1 << 20), st.nr_negative);
+		(double)st.bytes_used / (1 << 20), st.nr_negative);
 	*last_ops = ops;
 	*last_t = t;
 }
@@ -91,7 +91,7 @@ static void csv_row(const struct run *r, const struct totals *tt, const struct m
 		"workload,impl,threads,cores,seconds,ops,ops_per_sec,wrong,hits,misses,"
 		"p50_ns,p99_ns,p99_9_ns,p99_99_ns,max_ns,over_1ms,op2_p50_ns,op2_max_ns,"
 		"bytes_used_max,bytes_used_end,rss_max,nr_negative,nr_positive,evictions,"
-		"backend_calls";
+		"backend_calls,version,build,date,machine";
 	const struct lat_hist *h2 = tt->rmdir_lat->n ? tt->rmdir_lat : tt->rename_lat;
 
 	printf("%s\n%s,%s,%u,%ld,%.3f,%" PRIu64 ",%.0f,%" PRIu64 ",%" PRIu64 ",%" PRIu64, cols,
@@ -102,9 +102,12 @@ static void csv_row(const struct run *r, const struct totals *tt, const struct m
 	       lat_quantile(tt->lat, 0.999), lat_quantile(tt->lat, 0.9999), tt->lat->max,
 	       tt->lat->over_1ms);
 	printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-	       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+	       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 	       lat_quantile(h2, 0.5), h2->max, mw->max_bytes, st->bytes_used, mw->max_rss,
 	       st->nr_negative, st->nr_positive, st->evictions, tt->be_calls);
+	const struct build_info *b = build_info();
+	/* quoted: the build and the machine hold commas */
+	printf(",%s,\"%s\",%s,\"%s\"\n", b->version, b->build, b->date, b->machine);
 }
 
 static void report(const struct run *r, const struct totals *tt, const struct mem_watch *mw,
@@ -218,7 +221,8 @@ static void run_watch(const struct run *r, struct worker *w, struct mem_watch *m
 	unsigned n = opt->threads, done;
 	uint64_t deadline, next, next_progress, last_ops = 0, last_t;
 
-	next = next_progress = last_t = t0;
+	next = last_t = t0;
+	next_progress = t0 + PROGRESS_NS;   /* the first line with a period behind it */
 	deadline = opt->count_set && opt->count && !opt->seconds_set ? UINT64_MAX :
 									  t0 + seconds_ns(opt->seconds);
 	do {

@@ -173,6 +173,18 @@ struct report {
 	char warnings[MAX_WARNINGS][256];
 };
 
+/* What made a report: udcache's version, the build type and compiler, the
+ * date (UTC) and the machine (CPU model, CPUs, kernel).  Every report
+ * (rep_begin, text or JSON, and the CSV rows) carries them. */
+struct build_info {
+	const char *version;   /* udc_version() */
+	const char *build;     /* "RelWithDebInfo, gcc 12.2.0" (+ sanitizers) */
+	char date[32];         /* "2026-12-04T15:40:00Z", when the run began */
+	char machine[320];     /* "2 x Intel(R) Xeon(R) ..., Linux 6.1.0" */
+};
+const struct build_info *build_info(void);
+
+/* The report begins with build_info() ("build" in JSON). */
 void rep_begin(struct report *r, bool json);
 void rep_u64(struct report *r, const char *key, const char *label, uint64_t v);
 void rep_i64(struct report *r, const char *key, const char *label, int64_t v);

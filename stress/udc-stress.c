@@ -355,6 +355,7 @@ static void usage_studies(FILE *f)
 		"  -j, --json              print one JSON object instead of text\n"
 		"      --csv               (--impl) workloads: print a CSV header and one row\n"
 		"  -h, --help              print this help and exit\n"
+		"      --version           print the version, the build and the machine, and exit\n"
 		"\n",
 		d->object_size, d->remove_ratio, d->hot, d->period_ms, d->scan_dirs, d->scan_client,
 		HOTSET_CLIENT_JOB, HOTSET_CLIENT_FOLD, d->rotate_every, INVAL_WRITER_DIRS,
@@ -443,9 +444,11 @@ enum {
 	OPT_CSV,
 	OPT_CHURN_THREADS,
 	OPT_WRITER,
+	OPT_VERSION,
 };
 
 static const struct option longopts[] = {
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "workload", required_argument, NULL, 'w' },
 	{ "threads", required_argument, NULL, 't' },
 	{ "seconds", required_argument, NULL, 's' },
@@ -518,6 +521,10 @@ static bool parse_general(int ch, struct options *opt)
 		return true;
 	case 'm':
 		opt->memory = parse_size("--memory/--limit", optarg);
+		if (opt->memory && opt->memory < UDC_MEMORY_MIN)
+			usage_error("--memory/--limit: %zu bytes is below UDC_MEMORY_MIN (%zu), the "
+				    "smallest limit a cache takes (0: the default, 64 MiB)",
+				    opt->memory, UDC_MEMORY_MIN);
 		if (opt->memory == 0)
 			usage_error("--memory/--limit: must be more than 0");
 		opt->memory_set = true;
@@ -670,6 +677,11 @@ static void parse_options(int argc, char **argv, struct options *opt)
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case OPT_VERSION: {
+			const struct build_info *b = build_info();
+			printf("udc-stress (udcache %s), %s\n%s\n", b->version, b->build, b->machine);
+			exit(0);
+		}
 		case ':':
 			usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
