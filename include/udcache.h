@@ -32,8 +32,10 @@
  *    fork waits for its current batch) and start one again in the parent
  *    and in the child, and pause and remake liburcu's call_rcu thread.
  *
- * See API.md in the project's shared documents for the contract, and
- * docs/ in the source tree for the design.
+ * This header is the contract: each function's comment says what it does,
+ * its errors and what may run beside it.  The man pages (udcache(3), and
+ * one per function) are made from it (scripts/gen-man.py); docs/ABI.md says
+ * what a release may change, and docs/ in the source tree holds the design.
  */
 #ifndef UDCACHE_H
 #define UDCACHE_H

@@ -20,6 +20,8 @@ PACKAGES=(
 	gnuplot-nox
 	clang
 	libclang-rt-14-dev
+	python3
+	groff-base
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
