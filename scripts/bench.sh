@@ -73,8 +73,9 @@ history=$(awk '/^## Issue / { on = 1 } on' "$out" 2>/dev/null || true)
 	awk '/^## udcache against the alternatives/ { exit } 1' "$compare"
 	echo "## Machine"
 	echo
+	l2=$(lscpu | sed -n 's/^L2 cache: *//p') l3=$(lscpu | sed -n 's/^L3 cache: *//p')
 	echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores" \
-		"(L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p'))"
+		"(L2 ${l2:-not reported by lscpu}, L3 ${l3:-not reported by lscpu})"
 	echo "- Memory: $(free -g | awk '/^Mem:/ {print $2}') GiB; kernel $(uname -r); $(gcc --version | head -1)"
 	echo "- A virtual machine shared with other work. The rows that miss the caches are noisy"
 	echo "  (spreads of 2-3x within one run of this script, and medians that move by up to 1.5x"
