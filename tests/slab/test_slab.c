@@ -291,11 +291,28 @@ static void *gp_reader(void *p)
 	return NULL;
 }
 
+/* Keep the calling thread on the CPU it runs on: its allocations then all
+ * come from one cpu slot.  Otherwise a migration between the first
+ * allocation and the next ones put them in another slot's page, the first
+ * page went back to the OS once its one object was freed, and the object's
+ * address never came back (failed once in CI's release run, under load). */
+static void pin_to_this_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = sched_getcpu();
+
+	cr_assert_geq(cpu, 0);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	cr_assert_eq(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+}
+
 Test(slab, no_reuse_before_grace_period)
 {
 	struct gp g = { 0 };
 	pthread_t t;
 
+	pin_to_this_cpu();
 	rcu_register_thread();
 	g.s = mk(0);
 	g.obj = slab_alloc(g.s, 2);
