@@ -472,19 +472,12 @@ static void reclaim_calls(struct shrink *sh)
 	udc_mutex_lock(&sh->lock);
 	used = reclaim_used(sh);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
-		size_t before = used;
-
 		reclaim_evict(sh, used - limit + slack / 4, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);
 		if (used <= limit + slack / 2)
 			break;
 		frees_wait(sh);
 		used = reclaim_used(sh);
-		/* A round that freed nothing: nothing is left to evict (the
-		 * open pages, the cache's own part), and another would only
-		 * wait again (four rounds of 20 ms a call before). */
-		if (used >= before)
-			break;
 	}
 	udc_mutex_unlock(&sh->lock);
 }
