@@ -42,8 +42,8 @@
 /* ---------------------------------------------------------------------- */
 /* Latency */
 
-/* The largest value bucket i holds. */
-static uint64_t lat_bucket_high(unsigned i)
+/* The smallest value bucket i holds (lat_index's inverse). */
+static uint64_t lat_bucket_low(unsigned i)
 {
 	unsigned e, shift;
 
@@ -51,7 +51,13 @@ static uint64_t lat_bucket_high(unsigned i)
 		return i;
 	e = i / LAT_SUB + LAT_SUB_BITS - 1;
 	shift = e - LAT_SUB_BITS;
-	return ((uint64_t)(LAT_SUB + i % LAT_SUB) << shift) + (((uint64_t)1 << shift) - 1);
+	return (uint64_t)(LAT_SUB + i % LAT_SUB) << shift;
+}
+
+/* The largest: the buckets are contiguous. */
+static uint64_t lat_bucket_high(unsigned i)
+{
+	return i + 1 < LAT_BUCKETS ? lat_bucket_low(i + 1) - 1 : UINT64_MAX;
 }
 
 
@@ -63,17 +69,6 @@ void lat_merge(struct lat_hist *dst, const struct lat_hist *src)
 		dst->max = src->max;
 	for (unsigned i = 0; i < LAT_BUCKETS; i++)
 		dst->bucket[i] += src->bucket[i];
-}
-
-static uint64_t lat_bucket_low(unsigned i)
-{
-	unsigned e, shift;
-
-	if (i < LAT_SUB)
-		return i;
-	e = i / LAT_SUB + LAT_SUB_BITS - 1;
-	shift = e - LAT_SUB_BITS;
-	return (uint64_t)(LAT_SUB + i % LAT_SUB) << shift;
 }
 
 /*
