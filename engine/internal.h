@@ -208,8 +208,8 @@ struct udc_cache {
 	uint32_t flags;                   /* UDC_CFG_* */
 	bool membarrier;                  /* sys_membarrier available at create */
 	size_t self_bytes;                /* this struct's real allocated size */
-	size_t bytes_min;                 /* the smallest limit accepted: twice the empty
-	                                   * cache's bytes, or UDC_MEMORY_MIN (udc_create) */
+	size_t bytes_min;                 /* the smallest limit udc_set_memory_limit takes
+	                                   * (bytes_min_for, at udc_create) */
 	unsigned stripe_mask;             /* stripes - 1, from the limit at create (cache.c) */
 	size_t min_buckets;               /* the tables' smallest size, likewise */
 	struct slab *slabs[2];            /* entries, by enum entry_kind: their own classes */

@@ -34,13 +34,5 @@ lintian --fail-on error "$work"/*.changes | tee "$work/lintian.log"
 # the packaged pkg-config file, and runs.
 mkdir "$work/root"
 for deb in "$work"/libudcache0.1_*.deb "$work"/libudcache-dev_*.deb; do dpkg -x "$deb" "$work/root"; done
-libdir=$(dirname "$(find "$work/root" -name udcache.pc -print -quit)")/..
-export PKG_CONFIG_PATH="$libdir/pkgconfig"
-# shellcheck disable=SC2046 # word splitting of pkg-config's flags is wanted
-cc "$src/tests/link/consumer.c" $(pkg-config --cflags --libs udcache) -o "$work/consumer"
-LD_LIBRARY_PATH="$libdir" "$work/consumer"
-# shellcheck disable=SC2046
-cc "$src/tests/link/consumer.c" $(pkg-config --cflags udcache) "$libdir/libudcache.a" \
-	$(pkg-config --static --libs udcache | sed 's/-ludcache\b//') -o "$work/consumer-static"
-"$work/consumer-static"
+"$src/tests/link/link-consumer.sh" "$work/root"
 echo "check-deb: $(ls "$work"/*.deb | wc -l) packages built; lintian: $(grep -c '^E:' "$work/lintian.log" || true) errors, $(grep -c '^W:' "$work/lintian.log" || true) warnings"

@@ -20,11 +20,5 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # shellcheck disable=SC2046 # word splitting of pkg-config's flags is wanted
 cc "$src/examples/embed/main.c" $(pkg-config --cflags --libs udcache) -o "$work/embed-pc"
 LD_LIBRARY_PATH="$libdir" "$work/embed-pc"
-# shellcheck disable=SC2046 # as above
-cc "$src/tests/link/consumer.c" $(pkg-config --cflags --libs udcache) -o "$work/consumer"
-LD_LIBRARY_PATH="$libdir" "$work/consumer"
-# shellcheck disable=SC2046 # as above
-cc "$src/tests/link/consumer.c" $(pkg-config --cflags udcache) "$libdir/libudcache.a" \
-	$(pkg-config --static --libs udcache | sed 's/-ludcache\b//') -o "$work/static-consumer"
-"$work/static-consumer"
+"$src/tests/link/link-consumer.sh" "$work/prefix"
 echo "1 passed, 0 failed"

@@ -75,7 +75,8 @@ void lat_merge(struct lat_hist *dst, const struct lat_hist *src)
  * The q-quantile, interpolated within its bucket (the calls in a bucket
  * taken as spread evenly over it), never past the largest call.  Until
  * issue 17 it was the bucket's upper bound: a p99 of 2097151 ns named a
- * bucket of [1966080, 2097151], 6% wide, and read as a measured value.
+ * bucket of [2031616, 2097151] (buckets are 3-6% wide) and read as a
+ * measured value.
  */
 uint64_t lat_quantile(const struct lat_hist *h, double q)
 {
