@@ -41,8 +41,9 @@ static inline bool name_is_dotdot(const char *name, size_t len)
 	return len == 2 && name[0] == '.' && name[1] == '.';
 }
 
-/* 0, or -EINVAL (NULL, empty, ".", a '/' or NUL inside) or -ENAMETOOLONG. */
-static inline int name_check(const char *name, size_t len)
+/* name_check() without its scan of the bytes: 0, or -EINVAL (NULL, empty,
+ * ".") or -ENAMETOOLONG. */
+static inline int name_check_len(const char *name, size_t len)
 {
 	if (!name || len == 0)
 		return -EINVAL;
@@ -50,17 +51,44 @@ static inline int name_check(const char *name, size_t len)
 		return -ENAMETOOLONG;
 	if (name_is_dot(name, len))
 		return -EINVAL;
+	return 0;
+}
+
+/* The scan name_check_len() leaves out: 0, or -EINVAL for a '/' or NUL inside. */
+static inline int name_check_bytes(const char *name, size_t len)
+{
 	if (memchr(name, '/', len) || memchr(name, '\0', len))
 		return -EINVAL;
 	return 0;
 }
 
-/* A call on (c, dir, name): 0, -EINVAL (no cache, dir UDC_INO_NONE), or name_check()'s error. */
-static inline int call_check(const void *c, udc_ino dir, const char *name, size_t len)
+/* 0, or -EINVAL (NULL, empty, ".", a '/' or NUL inside) or -ENAMETOOLONG. */
+static inline int name_check(const char *name, size_t len)
+{
+	int r = name_check_len(name, len);
+
+	return r ? r : name_check_bytes(name, len);
+}
+
+/* A call on (c, dir, name) without the scan of the name's bytes: 0, -EINVAL
+ * (no cache, dir UDC_INO_NONE) or name_check_len()'s error.  For the
+ * lookups, which scan the bytes only when no cached name matched
+ * (lookup_name): a match proves them, as no name with a '/' or NUL is ever
+ * cached. */
+static inline int call_check_len(const void *c, udc_ino dir, const char *name, size_t len)
 {
 	if (!c || dir == UDC_INO_NONE)
 		return -EINVAL;
-	return name_check(name, len);
+	return name_check_len(name, len);
+}
+
+/* A call on (c, dir, name): 0, call_check_len()'s error or -EINVAL for a
+ * '/' or NUL inside the name. */
+static inline int call_check(const void *c, udc_ino dir, const char *name, size_t len)
+{
+	int r = call_check_len(c, dir, name, len);
+
+	return r ? r : name_check_bytes(name, len);
 }
 
 /* A path to walk, in this order: -ENAMETOOLONG (over UDC_PATH_MAX), -EINVAL

@@ -461,7 +461,8 @@ void udc_stats_get(udc_cache *c, struct udc_stats *st)
 #define G(name) atomic_load_explicit(&t.name, memory_order_relaxed)
 	struct udc_stats s = {
 		.size = st->size,
-		.lookups = G(lookups),
+		/* every lookup counts one of these three (one store a hit, not two) */
+		.lookups = G(hits_positive) + G(hits_negative) + G(misses),
 		.hits_positive = G(hits_positive),
 		.hits_negative = G(hits_negative),
 		.misses = G(misses),

@@ -262,8 +262,16 @@ struct udc_cache {
 #define dir_of(n) caa_container_of((n), struct udc_dir, node)
 
 /* ---- engine/thread.c: automatic RCU registration, per-thread stats ---- */
+/*
+ * The hit path's thread-locals use the initial-exec model: a fixed offset
+ * from the thread pointer, no __tls_get_addr call from the shared library.
+ * They are 5 bytes, within the static TLS surplus glibc keeps for a
+ * library loaded by dlopen.
+ */
+#define UDC_TLS_IE __attribute__((tls_model("initial-exec")))
+
 void thread_register_slow(void);
-extern __thread bool thread_registered;
+extern __thread bool thread_registered UDC_TLS_IE;
 
 /* Make sure the calling thread is an RCU reader; cheap after the first call. */
 static inline void thread_enter(void)
@@ -273,7 +281,7 @@ static inline void thread_enter(void)
 }
 
 struct thread_stats *thread_stats_slow(struct udc_cache *c);
-extern __thread int32_t thread_index;   /* STATS_SHARED_SLOT: none (then the shared slot) */
+extern __thread int32_t thread_index UDC_TLS_IE;   /* STATS_SHARED_SLOT: none (then the shared slot) */
 
 /* The calling thread's counters in c (thread_enter() first). */
 static inline struct thread_stats *thread_stats(struct udc_cache *c)
@@ -358,6 +366,16 @@ static inline struct udc_pos *entry_pos(struct udc_entry *e)
 static inline struct udc_attr pos_attr(const struct udc_pos *p)
 {
 	return (struct udc_attr){ .ino = p->ino, .type = p->e.type, .cookie = p->cookie };
+}
+
+/* *out = pos_attr(p), field by field (gcc builds the compound literal on
+ * the stack first: four instructions more on the hit path). */
+static inline void pos_attr_copy(struct udc_attr *out, const struct udc_pos *p)
+{
+	out->ino = p->ino;
+	out->type = p->e.type;
+	out->flags = 0;
+	out->cookie = p->cookie;
 }
 
 /* ---- engine/dir.c: directory objects ---- */
@@ -447,10 +465,13 @@ struct name_key {
 	size_t len;
 };
 /* name_check(), call_check() (the checks every (cache, dir, name) call
- * makes first) and name_is_dotdot(): common/path.h. */
+ * makes first; the lookups' call_check_len() leaves the scan of the bytes
+ * to lookup_name) and name_is_dotdot(): common/path.h. */
 int name_match(struct cds_lfht_node *node, const void *key);
 struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k);
-/* Look (dir, name) up under rcu_read_lock, counting stats; UDC_* result. */
+/* Look (dir, name) up under rcu_read_lock, counting stats; UDC_* result,
+ * or -EINVAL when no cached name matched and name holds a '/' or NUL
+ * (callers check the rest of name_check() first: call_check_len). */
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
 		struct udc_attr *out);
 int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);

@@ -331,6 +331,8 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	}
 	uint64_t hash = hash_name(&c->key, dir, name, len);
 	r = lookup_name(c, dir, name, len, hash, out);
+	if (r < 0)
+		return r;   /* a '/' or NUL in the name (the checks' order: call_check) */
 	if (r != UDC_MISS)
 		return answer_of(r);
 	UDC_PROBE(resolve_miss, dir, name, len);
@@ -342,7 +344,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		const struct udc_call *call, struct udc_attr *out)
 {
-	int r = call_check(c, dir, name, len);
+	int r = call_check_len(c, dir, name, len);   /* lookup_name scans the bytes */
 
 	if (r)
 		return r;

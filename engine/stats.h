@@ -13,14 +13,14 @@
 #define UDC_ENGINE_STATS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* X(name, meaning) */
 #define UDC_THREAD_STATS(X)                                                       \
-	X(lookups, "name lookups: udc_lookup and those inside resolve/walk")      \
+	X(misses, "lookups the cache could not answer")                           \
 	X(hits_positive, "lookups answered by a positive entry")                  \
 	X(hits_negative, "lookups answered negative (entry or complete dir)")     \
-	X(misses, "lookups the cache could not answer")                           \
 	X(backend_calls, "calls of backend->lookup")                              \
 	X(pos_added, "positive entries published")                                \
 	X(pos_dropped, "positive entries unpublished (replaced, removed, reclaimed)") \
@@ -62,5 +62,22 @@ struct stats_chunk {
 	atomic_store_explicit(&(ts)->field,                                       \
 			      atomic_load_explicit(&(ts)->field, memory_order_relaxed) + (n), \
 			      memory_order_relaxed)
+
+/* The counter of a lookup's result, UDC_MISS, UDC_POSITIVE or
+ * UDC_NEGATIVE: one indexed store, no branch (the hit path's). */
+_Static_assert(offsetof(struct thread_stats, hits_positive) ==
+		       offsetof(struct thread_stats, misses) + 1 * sizeof(uint64_t) &&
+	       offsetof(struct thread_stats, hits_negative) ==
+		       offsetof(struct thread_stats, misses) + 2 * sizeof(uint64_t),
+	       "lookup results index the counters from misses");
+static inline void stat_lookup_result(struct thread_stats *ts, int r)
+{
+	_Atomic uint64_t *n = (_Atomic uint64_t *)((char *)ts + offsetof(struct thread_stats, misses) +
+						   (size_t)r * sizeof(uint64_t));
+
+	/* relaxed: the slot's single writer (stat_add) */
+	atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
 
 #endif

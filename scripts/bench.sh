@@ -113,7 +113,7 @@ history=$(awk '/^## Issue / { on = 1 } on' "$out" 2>/dev/null || true)
 	echo
 	echo "### Keyed name hash (workload \`hash\`)"
 	echo
-	echo "SipHash-2-4 (libsodium \`crypto_shorthash_siphash24\`) of (dir ino, name), one thread."
+	echo "SipHash-1-3 (engine/hash.h, inline) of (dir ino, name), one thread."
 	echo
 	echo "| name bytes | ns/hash |"
 	echo "|---|---|"

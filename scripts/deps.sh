@@ -15,7 +15,6 @@ PACKAGES=(
 	libck-dev
 	libjemalloc-dev
 	libcriterion-dev
-	libsodium-dev
 	systemtap-sdt-dev
 	gnuplot-nox
 	clang

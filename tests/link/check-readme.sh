@@ -13,7 +13,7 @@ if ! [ -s "$work/example.c" ]; then
 fi
 # shellcheck disable=SC2046 # word splitting of pkg-config's flags is wanted
 cc -std=c11 -Wall -Wextra -Werror -I"$include" "$work/example.c" "$lib" \
-	$(pkg-config --libs liburcu-memb liburcu-cds ck libsodium) -lpthread -ldl -lm \
+	$(pkg-config --libs liburcu-memb liburcu-cds ck) -lpthread -ldl -lm \
 	-o "$work/example"
 "$work/example"
 echo "check-readme: README's example ($(wc -l <"$work/example.c") lines) compiles and runs"

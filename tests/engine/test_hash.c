@@ -1,0 +1,110 @@
+/*
+ * tests/engine/test_hash.c - the keyed name hash (engine/hash.h).
+ *
+ * hash_name() is SipHash-1-3 of le64(dir) || name, specialised so that it
+ * never copies or over-reads the name.  With the reference key 00..0f,
+ * dir = le64(00..07) and name = bytes 08..n-1, its message is the
+ * reference message 00..n-1, so vectors 8..63 check every name length
+ * 0..55 (every tail length, one to six whole words).  The reference
+ * vectors below are the low 32 bits of SipHash-1-3 as Linux's
+ * lib/siphash_kunit.c lists them (hsiphash on 64-bit machines), and the
+ * full 64 bits of the empty message's hash (Rust's SipHasher13 tests).
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine/hash.h"
+
+static const uint32_t sip13_low32[64] = {
+	0x050fc4dc, 0x7d57ca93, 0x4dc7d44d, 0xe7ddf7fb, 0x88d38328, 0x49533b67, 0xc59f22a7,
+	0x9bb11140, 0x8d299a8e, 0x6c063de4, 0x92ff097f, 0xf94dc352, 0x57b4d9a2, 0x1229ffa7,
+	0xc0f95d34, 0x2a519956, 0x7d908b66, 0x63dbd80c, 0xb473e63e, 0x8d297d1c, 0xa6cce040,
+	0x2b45f844, 0xa320872e, 0xdae6c123, 0x67349c8c, 0x705b0979, 0xca9913a5, 0x4ade3b35,
+	0xef6cd00d, 0x4ab1e1f4, 0x43c5e663, 0x8c21d1bc, 0x16a7b60d, 0x7a8ff9bf, 0x1f2a753e,
+	0xbf186b91, 0xada26206, 0xa3c33057, 0xae3a36a1, 0x7b108392, 0x99e41531, 0x3f1ad944,
+	0xc8138825, 0xc28949a6, 0xfaf8876b, 0x9f042196, 0x68b1d623, 0x8b5114fd, 0xdf074c46,
+	0x12cc86b3, 0x0a52098f, 0x9d292f9a, 0xa2f41f12, 0x43a71ed0, 0x73f0bce6, 0x70a7e980,
+	0x243c6d75, 0xfdb71513, 0xa67d8a08, 0xb7e8f148, 0xf7a644ee, 0x0f1837f2, 0x4b6694e0,
+	0xb7bbb3a8,
+};
+
+static const uint64_t ref_words[2] = { 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull };
+static const udc_ino ref_dir = 0x0706050403020100ull;   /* the message's bytes 00..07 */
+static struct hash_key ref_key;
+
+static void ref_key_init(void)
+{
+	cr_assert_eq(hash_key_init(&ref_key, ref_words), 0);
+}
+
+Test(hash, reference_vectors_every_name_length, .init = ref_key_init)
+{
+	char msg[64];
+
+	for (unsigned i = 0; i < sizeof(msg); i++)
+		msg[i] = (char)i;
+	for (size_t n = 8; n < 64; n++) {
+		uint64_t h = hash_name(&ref_key, ref_dir, msg + 8, n - 8);
+		cr_expect_eq((uint32_t)h, sip13_low32[n], "message of %zu bytes: %08x, want %08x", n,
+			     (unsigned)(uint32_t)h, (unsigned)sip13_low32[n]);
+	}
+	/* hash_ino() is hash_name() of an empty name: the 8-byte message. */
+	cr_expect_eq((uint32_t)hash_ino(&ref_key, ref_dir), sip13_low32[8]);
+	cr_expect_eq(hash_ino(&ref_key, ref_dir), hash_name(&ref_key, ref_dir, msg, 0));
+}
+
+/* Every 64-bit output, not only its low half: the empty message's is
+ * known in full; the others' high halves differ when any bit of the key,
+ * the dir or the name does. */
+Test(hash, full_width_and_every_input_bit, .init = ref_key_init)
+{
+	/* sip_begin() compresses a first word: the empty message starts bare. */
+	struct sip_state e = ref_key.init;
+	cr_expect_eq(sip_end(&e, 0), 0xabac0158050fc4dcull, "SipHash-1-3 of the empty message");
+
+	char name[24] = "a-name-of-twenty-three";
+	uint64_t h = hash_name(&ref_key, 42, name, 23);
+	for (unsigned bit = 0; bit < 64; bit++) {
+		cr_expect_neq(hash_name(&ref_key, 42ull ^ (1ull << bit), name, 23), h, "dir bit %u", bit);
+		for (unsigned w = 0; w < 2; w++) {
+			uint64_t words[2] = { ref_words[0], ref_words[1] };
+			struct hash_key k;
+			words[w] ^= 1ull << bit;
+			cr_assert_eq(hash_key_init(&k, words), 0);
+			cr_expect_neq(hash_name(&k, 42, name, 23), h, "key word %u bit %u", w, bit);
+		}
+	}
+	for (unsigned bit = 0; bit < 23 * 8; bit++) {
+		name[bit / 8] ^= (char)(1 << (bit % 8));
+		cr_expect_neq(hash_name(&ref_key, 42, name, 23), h, "name bit %u", bit);
+		name[bit / 8] ^= (char)(1 << (bit % 8));
+	}
+	/* A name is not its zero-padded extension (the length is hashed). */
+	cr_expect_neq(hash_name(&ref_key, 42, name, 22), hash_name(&ref_key, 42, "a-name-of-twenty-thre\0", 22 + 1));
+}
+
+/* The tail loads read only the name's bytes: a name that ends at a page
+ * whose next page is inaccessible hashes without a fault, and the same as
+ * a copy of it anywhere else. */
+Test(hash, reads_only_the_name, .init = ref_key_init)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(map, MAP_FAILED);
+	cr_assert_eq(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+	char copy[UDC_NAME_MAX + 8];
+	for (size_t len = 1; len <= UDC_NAME_MAX; len++) {
+		char *at = map + pg - len;
+		for (size_t i = 0; i < len; i++)
+			at[i] = (char)('a' + (i * 7 + len) % 26);
+		memcpy(copy + 3, at, len);   /* misaligned, with bytes after it */
+		memset(copy + 3 + len, 'x', sizeof(copy) - 3 - len);
+		cr_expect_eq(hash_name(&ref_key, 9, at, len), hash_name(&ref_key, 9, copy + 3, len),
+			     "length %zu", len);
+	}
+	munmap(map, 2 * (size_t)pg);
+}
