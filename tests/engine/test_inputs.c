@@ -216,6 +216,40 @@ Test(inputs, bad_names_lookup_resolve)
 	check_snap(&before, "bad names to lookup/resolve");
 }
 
+/* The lookups scan a name's bytes only when no cached name matched: in a
+ * complete directory, whose misses are negative answers, a '/' or NUL
+ * must still be -EINVAL, and no bad call is counted as a lookup. */
+Test(inputs, bad_names_complete_dir)
+{
+	struct udc_fill fill;
+	size_t n;
+	const struct bad_name *v = bad_names(&n);
+
+	cr_assert_eq(udc_dir_fill_begin(env.c, D_INO, &fill), 0);
+	cr_assert_eq(udc_add(env.c, D_INO, "f", 1, &(struct udc_attr){ .ino = F_INO,
+		     .type = UDC_TYPE_REG, .cookie = F_COOKIE }), 0);
+	cr_assert_eq(udc_dir_complete(env.c, D_INO, &fill), 0);
+	cr_assert_eq(tc_lookup(env.c, D_INO, "absent", NULL), UDC_NEGATIVE, "d is complete");
+
+	struct snap before = take_snap();
+	struct udc_stats st0 = tc_stats(env.c);
+	for (size_t i = 0; i < n; i++) {
+		struct udc_attr a = tc_attr(3, 3, 3), keep = a;
+		int r = udc_lookup(env.c, D_INO, v[i].name, v[i].len, &a);
+		cr_expect_eq(r, v[i].err, "udc_lookup(%s) in a complete dir = %s, want %s", v[i].what,
+			     tc_res_str(r), tc_res_str(v[i].err));
+		r = udc_resolve(env.c, D_INO, v[i].name, v[i].len, &env.call, &a);
+		cr_expect_eq(r, v[i].err, "udc_resolve(%s) in a complete dir = %s, want %s",
+			     v[i].what, tc_res_str(r), tc_res_str(v[i].err));
+		cr_expect(tc_attr_eq(&a, &keep), "%s: a failed call wrote to *out", v[i].what);
+	}
+	struct udc_stats st1 = tc_stats(env.c);
+	cr_expect_eq(st1.lookups, st0.lookups, "bad calls counted as lookups: %llu -> %llu",
+		     (unsigned long long)st0.lookups, (unsigned long long)st1.lookups);
+	cr_expect_eq(st1.hits_negative, st0.hits_negative);
+	check_snap(&before, "bad names in a complete directory");
+}
+
 Test(inputs, bad_names_mutations)
 {
 	size_t n;
