@@ -21,6 +21,7 @@ PACKAGES=(
 	libclang-rt-14-dev
 	python3
 	groff-base
+	valgrind
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
