@@ -233,6 +233,18 @@ void table_free(struct cds_lfht *ht)
 	free(t);
 }
 
+void table_memory(struct cds_lfht *ht, void (*fn)(void *arg, const char *what, void *p, size_t len),
+		  void *arg)
+{
+	struct table *t = table_of(ht);
+
+	fn(arg, "table struct", t, sizeof(*t));
+	for (unsigned long o = 0; o < LFHT_MAX_ORDER; o++)
+		if (order_has_array(t, o) && t->ht.tbl_order[o])
+			fn(arg, "bucket array", t->ht.tbl_order[o],
+			   order_len(t, o) * sizeof(struct cds_lfht_node));
+}
+
 bool table_resize_to(struct cds_lfht *ht, size_t buckets)
 {
 	struct table *t = table_of(ht);

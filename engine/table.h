@@ -25,5 +25,10 @@ bool table_resize_to(struct cds_lfht *ht, size_t buckets);
  * reader may still be in it (udc_destroy: alone).  What cds_lfht_destroy
  * does for an empty table, without the per-node deletes it needs first. */
 void table_free(struct cds_lfht *ht);
+/* For tests: call @fn on each block of @ht's memory (its struct, then each
+ * bucket array in use), to show that lookups write none of it.  No resize
+ * may run. */
+void table_memory(struct cds_lfht *ht, void (*fn)(void *arg, const char *what, void *p, size_t len),
+		  void *arg);
 
 #endif
