@@ -134,7 +134,12 @@ struct udc_config {
 	udc_ino  root;                 /* where absolute paths start; required */
 	const struct udc_backend *backend;  /* NULL: resolve/walk use the cache only
 	                                * and report a miss as -EAGAIN */
-	uint64_t hash_key[2];          /* keyed name hash; {0,0} = random per cache */
+	uint64_t hash_key[2];          /* the name hash's key (SipHash-1-3); {0,0} =
+	                                * 128 random bits per cache.  A fixed key
+	                                * (reproducible runs) must stay secret:
+	                                * whoever knows it can choose names that
+	                                * all land in one hash chain, and every
+	                                * lookup in it then walks the chain */
 	uint32_t flags;                /* UDC_CFG_* below */
 	uint32_t negative_max_age_ms;  /* a negative not hit for this long is reclaimed
 	                                * even with no memory pressure (one to two
