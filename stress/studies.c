@@ -269,6 +269,76 @@ static void hash_worker(struct worker *w)
 	w->sink = acc;
 }
 
+/*
+ * Chains under chosen names.  CHAIN_BUCKETS buckets (rculfhash's bucket
+ * is the hash's low bits), CHAIN_BUCKETS names: a load of one.
+ *  - sequential: "f0", "f1", ... in one directory, names an attacker need
+ *    not choose at all;
+ *  - chosen: names an attacker picked, out of many candidates, because
+ *    their hash under a key it knows (the attacker's) falls in bucket 0,
+ *    then hashed with the key it does not know (the cache's), and, to show
+ *    what a leaked key costs, with the attacker's key.
+ * The longest chain of each, against about 8 for random hashes (the
+ * largest of 2^16 Poisson(1) counts).
+ */
+#define CHAIN_BUCKETS (1u << 16)
+
+static unsigned chain_max(const uint64_t *h, unsigned n)
+{
+	static uint32_t count[CHAIN_BUCKETS];
+	unsigned max = 0;
+
+	memset(count, 0, sizeof(count));
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t c = ++count[h[i] & (CHAIN_BUCKETS - 1)];
+		if (c > max)
+			max = c;
+	}
+	return max;
+}
+
+struct chains {
+	unsigned sequential, chosen_secret, chosen_known;
+	uint64_t candidates;   /* names the attacker hashed to pick its CHAIN_BUCKETS */
+};
+
+static struct chains chains_measure(const struct hash_key *cache_key, uint64_t seed)
+{
+	uint64_t *h = malloc(CHAIN_BUCKETS * sizeof(*h)), *hk = malloc(CHAIN_BUCKETS * sizeof(*hk));
+	struct hash_key atk;
+	uint64_t s = seed ^ 0xa77ac4e5ull, atk_words[2] = { splitmix64(&s), splitmix64(&s) | 1 };
+	struct chains r = { 0 };
+	char nm[32];
+
+	if (!h || !hk)
+		die("out of memory for the chain study");
+	if (hash_key_init(&atk, atk_words))
+		die("hash_key_init failed");
+	for (unsigned i = 0; i < CHAIN_BUCKETS; i++) {
+		int n = snprintf(nm, sizeof(nm), "f%u", i);
+		h[i] = hash_name(cache_key, 2, nm, (size_t)n);
+	}
+	r.sequential = chain_max(h, CHAIN_BUCKETS);
+	/* The attacker keeps a name when its hash's low 16 bits are 0: one in
+	 * 2^16 candidates, so CHAIN_BUCKETS of them take 2^32 hashes; a chain
+	 * of 1,024 is already enough to show it (2^26 hashes, a second). */
+	unsigned kept = 0, want = 1024;
+	for (uint64_t i = 0; kept < want; i++) {
+		int n = snprintf(nm, sizeof(nm), "x%" PRIx64, i);
+		if ((hash_name(&atk, 2, nm, (size_t)n) & (CHAIN_BUCKETS - 1)) == 0) {
+			h[kept] = hash_name(cache_key, 2, nm, (size_t)n);
+			hk[kept] = hash_name(&atk, 2, nm, (size_t)n);
+			kept++;
+		}
+		r.candidates = i + 1;
+	}
+	r.chosen_secret = chain_max(h, kept);
+	r.chosen_known = chain_max(hk, kept);
+	free(h);
+	free(hk);
+	return r;
+}
+
 int run_hash(const struct options *opt)
 {
 	struct name_table names;
@@ -311,6 +381,13 @@ int run_hash(const struct options *opt)
 	rep_f64(&r, "hashes_per_sec_per_thread", "hashes/s per thread", rate / opt->threads, 0);
 	rep_f64(&r, "ns_per_hash", "ns/hash", rate > 0 ? 1e9 * opt->threads / rate : 0.0, 2);
 	rep_hex(&r, "checksum", "checksum", sink);
+	struct chains ch = chains_measure(&key, opt->seed);
+	rep_u64(&r, "chain_max_sequential", "longest chain, 65,536 names f0.. in 65,536 buckets", ch.sequential);
+	rep_u64(&r, "chain_max_chosen_secret_key",
+		"longest chain, 1,024 names chosen for one bucket, cache key secret", ch.chosen_secret);
+	rep_u64(&r, "chain_max_chosen_known_key",
+		"longest chain, the same names, cache key known to the chooser", ch.chosen_known);
+	rep_u64(&r, "chain_candidates", "names the chooser hashed to find them", ch.candidates);
 	rep_end(&r);
 	fflush(stdout);
 
