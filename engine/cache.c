@@ -371,16 +371,22 @@ struct slab *cache_slab(struct udc_cache *c, enum entry_kind kind)
 	return c->slabs[kind];
 }
 
+/* The estimates: what the threads hold back (entry_count) is left out,
+ * so either may read below 0 for a moment. */
 size_t cache_entry_bytes(struct udc_cache *c)
 {
 	/* relaxed: a size estimate (see the memory accounting fields) */
-	return atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
+	int64_t b = atomic_load_explicit(&c->entry_bytes, memory_order_relaxed);
+
+	return b > 0 ? (size_t)b : 0;
 }
 
 int64_t cache_nr_entries(struct udc_cache *c)
 {
 	/* relaxed: a size estimate */
-	return atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+	int64_t n = atomic_load_explicit(&c->nr_entries, memory_order_relaxed);
+
+	return n > 0 ? n : 0;
 }
 
 int64_t cache_nr_dirs(struct udc_cache *c)
@@ -573,12 +579,17 @@ int engine_check(struct udc_cache *c)
 	CHECK(counted == pos, "directories count %lld positives, the table holds %lld",
 	      (long long)counted, (long long)pos);
 
-	CHECK(slots == atomic_load(&c->entry_bytes), "entries' slots %zu bytes, counted %zu",
-	      slots, atomic_load(&c->entry_bytes));
+	/* Exact when quiet: the cache's counters and what the slots hold back. */
+	struct thread_stats held;
+	stats_sum(c, &held);
+	int64_t counted_bytes = atomic_load(&c->entry_bytes) + (int64_t)atomic_load(&held.entry_bytes_unfolded);
+	int64_t counted_entries = atomic_load(&c->nr_entries) + (int64_t)atomic_load(&held.entries_unfolded);
+	CHECK((int64_t)slots == counted_bytes, "entries' slots %zu bytes, counted %lld", slots,
+	      (long long)counted_bytes);
 	struct udc_stats st = { .size = sizeof(st) };
 	udc_stats_get(c, &st);
-	CHECK(entries == atomic_load(&c->nr_entries), "table holds %lld, counted %lld",
-	      (long long)entries, (long long)atomic_load(&c->nr_entries));
+	CHECK(entries == counted_entries, "table holds %lld, counted %lld", (long long)entries,
+	      (long long)counted_entries);
 	CHECK((uint64_t)pos == st.nr_positive, "positives: %lld held, stats %llu", (long long)pos,
 	      (unsigned long long)st.nr_positive);
 	CHECK((uint64_t)neg == st.nr_negative, "negatives: %lld held, stats %llu", (long long)neg,

@@ -222,8 +222,9 @@ struct udc_cache {
 	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
 	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
 	                                   * could not name (engine/dir.c, Ordering) */
-	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory) */
-	_Atomic size_t entry_bytes;       /* slab slots of the entries in the table */
+	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory), */
+	_Atomic int64_t entry_bytes;      /* and their slab slots, both less what the threads'
+	                                   * stats slots hold back (entry_count: estimates) */
 	_Atomic int64_t nr_ext;           /* entries allocated with their name apart
 	                                   * (relaxed: udc_destroy reads it alone) */
 	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set by the one */

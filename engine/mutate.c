@@ -84,6 +84,38 @@ struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const str
 }
 
 /* e was just taken out of the table: uncounted. */
+/*
+ * The table's entries and their slots changed by @n and @bytes: kept in
+ * the thread's own stats slot and added to the cache's counters once they
+ * pass ENTRY_COUNT_BATCH entries or ENTRY_BYTES_BATCH bytes either way, so
+ * that the cache-wide line is written once a batch instead of twice a
+ * publish and twice a removal (docs/SCALING.md).  The counters are
+ * estimates (table sizes, compaction, ghosts): each thread holds back
+ * less than a batch.  The slot shared by threads past the last chunk has
+ * many writers: its changes go to the cache at once.
+ */
+#define ENTRY_COUNT_BATCH 64
+#define ENTRY_BYTES_BATCH ((int64_t)64 << 7)
+
+static void entry_count(struct udc_cache *c, struct thread_stats *ts, int64_t n, int64_t bytes)
+{
+	if (ts != &c->shared_stats) {
+		/* relaxed: the slot's single writer (stat_add); mod 2^64 */
+		n += (int64_t)atomic_load_explicit(&ts->entries_unfolded, memory_order_relaxed);
+		bytes += (int64_t)atomic_load_explicit(&ts->entry_bytes_unfolded, memory_order_relaxed);
+		bool keep = n < ENTRY_COUNT_BATCH && n > -ENTRY_COUNT_BATCH &&
+			    bytes < ENTRY_BYTES_BATCH && bytes > -ENTRY_BYTES_BATCH;
+		atomic_store_explicit(&ts->entries_unfolded, keep ? (uint64_t)n : 0, memory_order_relaxed);
+		atomic_store_explicit(&ts->entry_bytes_unfolded, keep ? (uint64_t)bytes : 0,
+				      memory_order_relaxed);
+		if (keep)
+			return;
+	}
+	/* relaxed: estimates (see the memory accounting fields) */
+	atomic_fetch_add_explicit(&c->nr_entries, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->entry_bytes, bytes, memory_order_relaxed);
+}
+
 void entry_detach(struct udc_cache *c, struct udc_entry *e)
 {
 	struct thread_stats *ts = thread_stats(c);
@@ -98,9 +130,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 				     -1);
 		stat_add(ts, neg_dropped, 1);
 	}
-	/* relaxed: size estimates for accounting, table sizes and compaction */
-	atomic_fetch_sub_explicit(&c->nr_entries, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
+	entry_count(c, ts, -1, -(int64_t)entry_slot_size(c, e));
 	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
 	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
 	dir_put(c, d);   /* last: d may be freed from here on */
@@ -133,9 +163,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 				     1);
 		stat_add(ts, neg_added, 1);
 	}
-	/* relaxed: size estimates for accounting, table sizes and compaction */
-	atomic_fetch_add_explicit(&c->nr_entries, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->entry_bytes, entry_slot_size(c, e), memory_order_relaxed);
+	entry_count(c, ts, 1, (int64_t)entry_slot_size(c, e));
 
 	/* release: a sweeper that reads 1 (acquire) sees the entry's fields:
 	 * Ordering (A) */

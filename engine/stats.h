@@ -36,7 +36,9 @@
 	X(refaults_pos, "positives re-created while their ghost was remembered")  \
 	X(aged, "negatives evicted by age (negative_max_age_ms)")                 \
 	X(declined, "negatives not kept: their directory's bound")               \
-	X(throttled, "calls that waited for reclaim: they outran it")
+	X(throttled, "calls that waited for reclaim: they outran it")              \
+	X(entries_unfolded, "cache->nr_entries' change not yet added to it (mod 2^64)") \
+	X(entry_bytes_unfolded, "cache->entry_bytes' change, likewise (mod 2^64)")
 
 struct thread_stats {
 #define X(name, meaning) _Atomic uint64_t name;

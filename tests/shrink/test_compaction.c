@@ -207,7 +207,7 @@ Test(compaction, moves_survivors_under_concurrent_lookups, .timeout = 300)
 	 * the periodic trim give them back). */
 	slab_trim(c->slabs[ENT_NEGATIVE], true);
 	slab_trim(c->slabs[ENT_POSITIVE], true);
-	size_t live = atomic_load(&c->entry_bytes), pages = cp_slab_pages(c);
+	size_t live = cache_entry_bytes(c), pages = cp_slab_pages(c);
 	size_t final = tc_stats(c).bytes_used;
 	fprintf(stderr,
 		"compaction (seed %#llx): moved %llu; slab %zu KiB for %zu KiB of entries; "

@@ -61,7 +61,7 @@ static bool rt_wait(udc_cache *c, bool (*pred)(udc_cache *))
  * plus a few open and retained pages. */
 static bool rt_compacted(udc_cache *c)
 {
-	return entry_slabs_bytes(c) <= 2 * atomic_load(&c->entry_bytes) + ((size_t)1 << 20);
+	return entry_slabs_bytes(c) <= 2 * cache_entry_bytes(c) + ((size_t)1 << 20);
 }
 
 Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
@@ -83,7 +83,7 @@ Test(reclaim_thread, compacts_after_the_last_call, .timeout = 120)
 	}
 	udc_thread_offline(c);   /* our open pages go back to the classes */
 	cr_assert(rt_wait(c, rt_compacted), "slab %zu bytes for %zu of entries after %d s",
-		  entry_slabs_bytes(c), atomic_load(&c->entry_bytes), RT_DEADLINE_S);
+		  entry_slabs_bytes(c), cache_entry_bytes(c), RT_DEADLINE_S);
 	struct udc_stats st = tc_stats(c);
 	cr_assert_eq(st.evictions, 0);
 	cr_assert_eq(st.nr_negative, n / 10);
