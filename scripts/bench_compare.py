@@ -307,7 +307,9 @@ def instructions():
     print(f"`valgrind --tool=callgrind --toggle-collect=FN udc-stress --workload hit --impl I --threads 1 "
           f"--count {HIT_COUNT} --names 65536 --negative-ratio R --no-reclaim-thread`: the instructions "
           "executed inside the implementation's lookup call (FN), divided by the hits; "
-          f"{RUNS} runs, median (min..max).  Repeatable where timings are not.\n")
+          f"{RUNS} runs, median (min..max).  Repeatable where timings are not, but for the tables' "
+          "sizes: rculfhash's auto-resize (lfht) runs in the background and ends at a different size "
+          "from run to run, and so do its chains; udcache sizes its table in its reclaim passes.\n")
     print("| impl | positive hit | negative hit |")
     print("|---|---|---|")
     for impl in IMPLS:
