@@ -126,7 +126,7 @@ struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino)
 
 /* Pin d, found under rcu_read_lock: false if it is dead (then taken out of
  * the table, so that the ino can have a new object). */
-static bool dir_pin_rcu(struct udc_cache *c, struct udc_dir *d)
+bool dir_pin_rcu(struct udc_cache *c, struct udc_dir *d)
 {
 	/* acquire: our reads of d come after the pin (see Ordering, refs) */
 	if (atomic_fetch_add_explicit(&d->refs, 1, memory_order_acquire) >= 0)

@@ -385,6 +385,9 @@ struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino);
 /* Pinned (dir_put when done): find or create, NULL on ENOMEM; or find only. */
 struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino);
 struct udc_dir *dir_find(struct udc_cache *c, udc_ino ino);
+/* Under rcu_read_lock: pin d, found in the directory table or through a
+ * published entry; false if it is dead. */
+bool dir_pin_rcu(struct udc_cache *c, struct udc_dir *d);
 void dir_hold(struct udc_dir *d);   /* another reference, on a dir already held */
 void dir_put(struct udc_cache *c, struct udc_dir *d);
 /* dir_reap and dir_reap_due (the policy's calls): engine/engine.h */
@@ -472,9 +475,11 @@ int name_match(struct cds_lfht_node *node, const void *key);
 struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k);
 /* Look (dir, name) up under rcu_read_lock, counting stats; UDC_* result,
  * or -EINVAL when no cached name matched and name holds a '/' or NUL
- * (callers check the rest of name_check() first: call_check_len). */
+ * (callers check the rest of name_check() first: call_check_len).
+ * @miss_pin (may be NULL; *miss_pin NULL on entry): on UDC_MISS, dir's
+ * object pinned (dir_put when done) if the cache has one, else NULL. */
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		struct udc_attr *out);
+		struct udc_attr *out, struct udc_dir **miss_pin);
 int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);
 
 /* ---- engine/mutate.c: table updates under a stripe ---- */

@@ -91,7 +91,7 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
  * a tenth of a hit). */
 static inline __attribute__((always_inline)) int
 lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		   struct udc_attr *out)
+		   struct udc_attr *out, struct udc_dir **miss_pin)
 {
 	struct thread_stats *ts = thread_stats(c);
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
@@ -116,14 +116,21 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
 		if (d && dir_complete_rcu(d))
 			r = UDC_NEGATIVE;
+		else if (miss_pin && d && dir_pin_rcu(c, d))
+			*miss_pin = d;   /* the miss's caller asks the backend: no second lookup */
 	}
 	rcu_read_unlock();
 
 	/* No cached name matched, so nothing proved the bytes valid. */
 	if (!matched) {
 		int err = name_check_bytes(name, len);
-		if (err)
+		if (err) {
+			if (miss_pin && *miss_pin) {
+				dir_put(c, *miss_pin);
+				*miss_pin = NULL;
+			}
 			return err;
+		}
 	}
 	_Static_assert(UDC_MISS == 0 && UDC_POSITIVE == 1 && UDC_NEGATIVE == 2,
 		       "stat_lookup_result's index");
@@ -132,9 +139,9 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 }
 
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		struct udc_attr *out)
+		struct udc_attr *out, struct udc_dir **miss_pin)
 {
-	return lookup_name_inline(c, dir, name, len, hash, out);
+	return lookup_name_inline(c, dir, name, len, hash, out, miss_pin);
 }
 
 int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
@@ -146,5 +153,5 @@ int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct u
 	thread_enter();
 	if (name_is_dotdot(name, len))
 		return lookup_dotdot(c, dir, out);
-	return lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out);
+	return lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out, NULL);
 }

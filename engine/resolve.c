@@ -254,14 +254,17 @@ static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc
 	}
 }
 
-static int resolve_miss(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
-			uint64_t hash, const struct udc_call *call, struct udc_attr *out)
+static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, const char *name,
+			size_t len, uint64_t hash, const struct udc_call *call, struct udc_attr *out)
 {
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
 	struct stripe *s = stripe_of(c, hash);
-	struct udc_dir *d = dir_get(c, dir);   /* pinned until the answer is in */
 	int r;
 
+	/* @d: dir's object, pinned by the lookup's miss; NULL when the cache
+	 * had none, which is made now.  Pinned until the answer is in. */
+	if (!d)
+		d = dir_get(c, dir);
 	if (!d)
 		return -ENOMEM;
 
@@ -330,7 +333,8 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 		return c->backend ? resolve_dotdot(c, dir, call, out) : -EAGAIN;
 	}
 	uint64_t hash = hash_name(&c->key, dir, name, len);
-	r = lookup_name(c, dir, name, len, hash, out);
+	struct udc_dir *d = NULL;   /* pinned by the lookup's miss, for the backend's */
+	r = lookup_name(c, dir, name, len, hash, out, c->backend ? &d : NULL);
 	if (r < 0)
 		return r;   /* a '/' or NUL in the name (the checks' order: call_check) */
 	if (r != UDC_MISS)
@@ -338,7 +342,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	UDC_PROBE(resolve_miss, dir, name, len);
 	if (!c->backend)
 		return -EAGAIN;
-	return resolve_miss(c, dir, name, len, hash, call, out);
+	return resolve_miss(c, d, dir, name, len, hash, call, out);
 }
 
 int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,

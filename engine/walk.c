@@ -189,7 +189,7 @@ static int walk_component(struct walk *w, udc_ino dir, const char *name, size_t 
 		return resolve_name(c, dir, name, len, w->call, a);
 	int r = name_is_dotdot(name, len)
 			? lookup_dotdot(c, dir, a)
-			: lookup_name(c, dir, name, len, hash_name(&c->key, dir, name, len), a);
+			: lookup_name(c, dir, name, len, hash_name(&c->key, dir, name, len), a, NULL);
 	if (r == UDC_POSITIVE)
 		return 0;
 	if (r == UDC_NEGATIVE)
