@@ -9,12 +9,13 @@
  * what rculfhash compares before it calls the name match.
  *
  * Why SipHash-1-3: it is the keyed function that Python (since 3.11),
- * Rust's std HashMap and Linux's hsiphash (64-bit) use for hash tables.  Its security claim is the one a table needs: without the
- * key, an attacker cannot predict which names collide (SipHash's paper,
- * Aumasson and Bernstein 2012; the 1-3 variant keeps the full-state
- * finalisation of 2-4 and halves the compression rounds, a margin its
- * authors call sufficient for hash-flooding protection, and no practical
- * key recovery or collision attack is known against it).  It is not a MAC.
+ * Rust's std HashMap and Linux's hsiphash (64-bit) use for hash tables.
+ * Its security claim is the one a table needs: without the key, an
+ * attacker cannot predict which names collide (SipHash's paper, Aumasson
+ * and Bernstein 2012; the 1-3 variant keeps the full-state finalisation of
+ * 2-4 and halves the compression rounds, a margin its authors call
+ * sufficient for hash-flooding protection, and no practical key recovery
+ * or collision attack is known against it).  It is not a MAC.
  * Written here, inline and specialised for (ino, name) so that a lookup
  * hashes the caller's bytes in place with no copy and no library call;
  * tests/engine/test_hash.c checks it against the reference vectors.

@@ -11,8 +11,8 @@
  * name_match), a generation check against the entry's directory, copy the
  * answer out, rcu_read_unlock.  The name's bytes are scanned for '/' and
  * NUL only when no cached name matched: a match proves them valid, as
- * every cached name was checked when it was added.  It takes no lock, does no atomic read-modify-write,
- * and stores only to the calling thread's own stats slot and, at most
+ * every cached name was checked when it was added.  It takes no lock,
+ * does no atomic read-modify-write, and stores only to the calling thread's own stats slot and, at most
  * HITS_MAX times in an entry's life, a raised hit counter.
  *
  * Locking: none.  Callers of the *_rcu functions hold rcu_read_lock.
@@ -96,7 +96,6 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 	struct thread_stats *ts = thread_stats(c);
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
 	int r = UDC_MISS;
-
 	bool matched = false;
 
 	rcu_read_lock();

@@ -83,7 +83,6 @@ struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const str
 	return NULL;
 }
 
-/* e was just taken out of the table: uncounted. */
 /*
  * The table's entries and their slots changed by @n and @bytes: kept in
  * the thread's own stats slot and added to the cache's counters once they
@@ -116,6 +115,7 @@ static void entry_count(struct udc_cache *c, struct thread_stats *ts, int64_t n,
 	atomic_fetch_add_explicit(&c->entry_bytes, bytes, memory_order_relaxed);
 }
 
+/* e was just taken out of the table: uncounted. */
 void entry_detach(struct udc_cache *c, struct udc_entry *e)
 {
 	struct thread_stats *ts = thread_stats(c);
@@ -206,7 +206,7 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 	if (e && e->kind == ENT_POSITIVE &&
 	    entry_current(e)) {
 		const struct udc_pos *p = entry_pos(e);
-		*out = pos_attr(p);
+		pos_attr_copy(out, p);
 		found = true;
 	}
 	rcu_read_unlock();

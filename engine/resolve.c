@@ -221,7 +221,7 @@ static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct
 	if (e && entry_current(e)) {
 		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
 		if (r == 0 && out)
-			*out = pos_attr((const struct udc_pos *)e);
+			pos_attr_copy(out, (const struct udc_pos *)e);
 	}
 	rcu_read_unlock();
 	return r;

@@ -299,12 +299,14 @@ static unsigned chain_max(const uint64_t *h, unsigned n)
 
 struct chains {
 	unsigned sequential, chosen_secret, chosen_known;
-	uint64_t candidates;   /* names the attacker hashed to pick its CHAIN_BUCKETS */
+	uint64_t candidates;   /* names the attacker hashed to pick its chosen ones */
 };
 
 static struct chains chains_measure(const struct hash_key *cache_key, uint64_t seed)
 {
 	uint64_t *h = malloc(CHAIN_BUCKETS * sizeof(*h)), *hk = malloc(CHAIN_BUCKETS * sizeof(*hk));
+	/* h: under the cache's key; hk: under the chooser's (kept to count its
+	 * chain like the others, not assumed from the choice) */
 	struct hash_key atk;
 	uint64_t s = seed ^ 0xa77ac4e5ull, atk_words[2] = { splitmix64(&s), splitmix64(&s) | 1 };
 	struct chains r = { 0 };
@@ -325,10 +327,10 @@ static struct chains chains_measure(const struct hash_key *cache_key, uint64_t s
 	unsigned kept = 0, want = 1024;
 	for (uint64_t i = 0; kept < want; i++) {
 		int n = snprintf(nm, sizeof(nm), "x%" PRIx64, i);
-		if ((hash_name(&atk, 2, nm, (size_t)n) & (CHAIN_BUCKETS - 1)) == 0) {
+		uint64_t ha = hash_name(&atk, 2, nm, (size_t)n);
+		if ((ha & (CHAIN_BUCKETS - 1)) == 0) {
 			h[kept] = hash_name(cache_key, 2, nm, (size_t)n);
-			hk[kept] = hash_name(&atk, 2, nm, (size_t)n);
-			kept++;
+			hk[kept++] = ha;
 		}
 		r.candidates = i + 1;
 	}
