@@ -10,11 +10,12 @@
  * FREE_BATCH with one rcu_head per batch instead of one per entry.
  *
  * Entries live in slab/ pages, negatives and positives in slabs of their
- * own (classes 64/96 and 96/128 bytes); slab batches their RCU frees per
- * thread.  Names longer than the inline room, and everything else the
- * engine allocates, come from jemalloc, counted here; an entry with its
- * name apart goes through this file's own batches so that both are freed
- * after the same grace period.  In sanitizer builds the libc allocator
+ * own (classes 64/96 and 64/96/112 bytes); slab batches their RCU frees
+ * per thread.  Names longer than the inline room, positives' values
+ * (struct value_blk: jemalloc's size classes fit them to within 16-32
+ * bytes), and everything else the engine allocates, come from jemalloc,
+ * counted here; an entry with a part apart goes through this file's own
+ * batches so that both are freed after the same grace period.  In sanitizer builds the libc allocator
  * (the sanitizer's) is used for the jemalloc part, and slab poisons free
  * objects, so that ASan sees every bound and every use after free.
  *
@@ -113,12 +114,30 @@ void mem_free_line(struct udc_cache *c, void *p, size_t size)
 	free_counted(&c->bytes_held, p, size, UDC_CACHELINE);
 }
 
-size_t entry_size(enum entry_kind kind, size_t len)
+size_t entry_size(enum entry_kind kind, size_t len, bool valued)
 {
 	size_t head = kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg);
-	size_t inline_max = kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX;
 
-	return head + (len <= inline_max ? len : sizeof(char *));
+	udc_assert(!valued || kind == ENT_POSITIVE);
+	return head + (name_fits_inline(kind, len, valued) ? len : sizeof(char *)) +
+	       (valued ? sizeof(struct value_blk *) : 0);
+}
+
+static size_t value_blk_size(size_t vlen)
+{
+	return sizeof(struct value_blk) + vlen;
+}
+
+size_t entry_footprint(const struct udc_entry *e)
+{
+	bool valued = e->kind == ENT_POSITIVE && (e->type & POS_VALUE);
+	size_t size = entry_size((enum entry_kind)e->kind, e->len, valued);
+
+	if (e->ext)
+		size += e->len;
+	if (valued)
+		size += value_blk_size(pos_value((const struct udc_pos *)e)->len);
+	return size;
 }
 
 size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
@@ -131,7 +150,8 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
  * classes out (shrink_slab_config: each size twice, its two queues). */
 static const size_t entry_sizes[2][3] = {
 	[ENT_NEGATIVE] = { 64, 96 },
-	[ENT_POSITIVE] = { 64, 96, 112 },   /* names up to 16, 48, 64 bytes */
+	[ENT_POSITIVE] = { 64, 96, 112 },   /* names up to 16, 48, 64 bytes (8 less
+	                                     * with a value's pointer) */
 };
 static const unsigned entry_nr_sizes[2] = { [ENT_NEGATIVE] = 2, [ENT_POSITIVE] = 3 };
 
@@ -161,14 +181,52 @@ size_t entry_slabs_bytes(struct udc_cache *c)
 	return slab_bytes(c->slabs[ENT_NEGATIVE]) + slab_bytes(c->slabs[ENT_POSITIVE]);
 }
 
-struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len, uint64_t hash)
+/* Store e's parts apart: its name when it does not fit (e->ext), a copy
+ * of @value when given; @dst is where the name goes in e.  0, or -ENOMEM
+ * with nothing stored. */
+static int entry_apart_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const char *name,
+			    const void *value, size_t vlen)
 {
-	size_t inline_max = kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX;
-	struct slab *s = c->slabs[kind];
-	int cls = slab_class_for_size(s, entry_size(kind, len));
+	char *ext = NULL;
+	struct value_blk *v = NULL;
 
-	udc_assert(cls >= 0);
+	if (!name_fits_inline((enum entry_kind)e->kind, e->len, vlen > 0)) {
+		ext = mem_alloc(c, e->len);
+		if (!ext)
+			return -ENOMEM;
+		memcpy(ext, name, e->len);
+		memcpy(dst, &ext, sizeof(ext));
+		dst += sizeof(ext);
+		e->ext = 1;
+	} else {
+		memcpy(dst, name, e->len);
+		dst += e->len;
+	}
+	if (vlen) {
+		v = mem_alloc(c, value_blk_size(vlen));
+		if (!v) {
+			if (ext)
+				mem_free(c, ext, e->len);
+			e->ext = 0;
+			return -ENOMEM;
+		}
+		v->len = (uint32_t)vlen;
+		memcpy(v->data, value, vlen);
+		memcpy(dst, &v, sizeof(v));
+		e->type |= POS_VALUE;
+	}
+	/* relaxed: a count udc_destroy reads alone (see Ordering) */
+	atomic_fetch_add_explicit(&c->nr_ext, 1, memory_order_relaxed);
+	return 0;
+}
+
+struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
+			      size_t len, uint64_t hash, const void *value, size_t vlen)
+{
+	struct slab *s = c->slabs[kind];
+	int cls = slab_class_for_size(s, entry_size(kind, len, vlen > 0));
+
+	udc_assert(cls >= 0 && vlen <= UDC_VALUE_MAX && (!vlen || kind == ENT_POSITIVE));
 	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;
@@ -177,27 +235,27 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	e->kind = kind;
 	e->len = (uint8_t)len;
 	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;
-	if (len <= inline_max) {
+	if (!vlen && name_fits_inline(kind, len, false)) {
 		memcpy(dst, name, len);
 		return e;
 	}
-	char *ext = mem_alloc(c, len);
-	if (!ext) {
+	if (entry_apart_fill(c, e, dst, name, value, vlen)) {
 		slab_free_now(s, e);
 		return NULL;
 	}
-	memcpy(ext, name, len);
-	memcpy(dst, &ext, sizeof(ext));
-	e->ext = 1;
-	/* relaxed: a count udc_destroy reads alone (see Ordering) */
-	atomic_fetch_add_explicit(&c->nr_ext, 1, memory_order_relaxed);
 	return e;
 }
 
-/* An entry's external name: freed, and the entry no longer has one. */
+/* An entry's parts apart (name, value): freed, and the entry has none. */
 void entry_ext_free(struct udc_cache *c, struct udc_entry *e)
 {
-	mem_free(c, (void *)entry_name(e), e->len);
+	if (e->kind == ENT_POSITIVE && (e->type & POS_VALUE)) {
+		struct value_blk *v = (struct value_blk *)pos_value((struct udc_pos *)e);
+		mem_free(c, v, value_blk_size(v->len));
+		e->type &= ~POS_VALUE;
+	}
+	if (e->ext)
+		mem_free(c, (void *)entry_name(e), e->len);
 	e->ext = 0;
 	/* relaxed: see entry_alloc */
 	atomic_fetch_sub_explicit(&c->nr_ext, 1, memory_order_relaxed);
@@ -205,7 +263,7 @@ void entry_ext_free(struct udc_cache *c, struct udc_entry *e)
 
 void entry_free_now(struct udc_cache *c, struct udc_entry *e)
 {
-	if (e->ext)
+	if (entry_apart(e))
 		entry_ext_free(c, e);
 	slab_free_now(c->slabs[e->kind], e);
 }
@@ -235,11 +293,11 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 {
 	struct free_batch *full = NULL;
 
-	if (!e->ext) {   /* slab batches it per thread, no rcu_head per entry */
+	if (!entry_apart(e)) {   /* slab batches it per thread, no rcu_head per entry */
 		slab_free_rcu(c->slabs[e->kind], e);
 		return;
 	}
-	/* An entry with its name apart: both go after the same grace period. */
+	/* An entry with parts apart: all go after the same grace period. */
 
 	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = c->free_pending;

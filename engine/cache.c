@@ -223,7 +223,7 @@ static int config_check(const struct udc_config *cfg)
 		return EINVAL;
 	if (cfg->flags & ~(uint32_t)(UDC_CFG_NO_RECLAIM_THREAD | UDC_CFG_KEEP_UNLINKED))
 		return EINVAL;
-	if (cfg->backend && !cfg->backend->lookup)
+	if (cfg->backend && !cfg->backend->lookup && !cfg->backend->lookup_value)
 		return EINVAL;
 	return 0;
 }
@@ -331,7 +331,7 @@ void udc_destroy(udc_cache *c)
 		rcu_read_lock();   /* not needed alone; table_for_each's rule */
 		table_for_each(c->names, &it, n) {
 			e = entry_of(n);
-			if (e->ext)
+			if (entry_apart(e))
 				entry_ext_free(c, e);
 		}
 		rcu_read_unlock();

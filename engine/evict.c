@@ -38,8 +38,9 @@
  *   A move writes the new copy before cds_lfht_replace, which is a full
  *   barrier around the link change (rculfhash), so a reader that finds the
  *   new copy sees its bytes.  The old copy is freed by slab after a grace
- *   period (slab_relocate, SLAB_MOVED).  An external name passes to the new
- *   copy with the pointer; the old copy's slab free does not free it.
+ *   period (slab_relocate, SLAB_MOVED).  An external name or value passes
+ *   to the new copy with its pointer; the old copy's slab free does not
+ *   free it.
  *   Hits are relaxed everywhere (a heuristic): a reader's raise racing a
  *   spend is a lost hit.
  */
@@ -223,8 +224,11 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	/* relaxed: read after published's acquire, by sweepers only */
 	atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed),
 			      memory_order_relaxed);
-	size_t size = entry_size((enum entry_kind)old->kind, old->len);
-	memcpy(e + 1, old + 1, size - sizeof(*old));   /* ino, cookie, name or its pointer */
+	size_t size = entry_size((enum entry_kind)old->kind, old->len,
+				 old->kind == ENT_POSITIVE && (old->type & POS_VALUE));
+	/* ino, cookie, name or its pointer, the value's pointer: the parts
+	 * apart now belong to the copy (the old one is freed as a bare slot) */
+	memcpy(e + 1, old + 1, size - sizeof(*old));
 	/* relaxed: written under this stripe lock, which we hold */
 	unsigned pub = atomic_load_explicit(&old->published, memory_order_relaxed) + requeue;
 	/* release: pairs with the sweepers' acquire (entry_key_copy): the copy's

@@ -74,7 +74,12 @@
 
 /* Longest name kept inside the entry; longer names are allocated apart. */
 #define NEG_INLINE_MAX 64         /* negative entry <= 96 bytes */
-#define POS_INLINE_MAX 64         /* positive entry <= 112 bytes */
+#define POS_INLINE_MAX 64         /* positive entry <= 112 bytes (with a value's
+                                   * pointer, names up to 56 bytes inline) */
+
+/* A positive's type bits: its enum udc_type, and whether it has a value. */
+#define POS_TYPE_MASK 0x7
+#define POS_VALUE 0x8             /* a struct value_blk apart, its pointer after the name */
 
 /* d->state: flags in the low bits, the drop count above them. */
 enum dir_state {
@@ -145,7 +150,8 @@ struct udc_entry {
 	uint8_t len;                      /* name length, 1..255 (UDC_NAME_MAX fits) */
 	uint8_t kind : 1;                 /* enum entry_kind */
 	uint8_t ext : 1;                  /* 1: name stored apart, pointer inline */
-	uint8_t type : 6;                 /* positive: enum udc_type; negative: client tag */
+	uint8_t type : 6;                 /* positive: enum udc_type | POS_VALUE;
+	                                   * negative: client tag */
 	_Atomic uint8_t hits;             /* raised by readers (plain store), lowered by reclaim */
 	_Atomic uint8_t published;        /* non-zero while in the table: the sweeper's test of
 	                                   * a slot; 1 + the times it was requeued in probation
@@ -161,7 +167,23 @@ struct udc_pos {
 	struct udc_entry e;
 	udc_ino ino;
 	uint64_t cookie;
-	char name[];
+	char name[];                      /* inline name or its pointer; then, with
+	                                   * POS_VALUE, the value's pointer (unaligned) */
+};
+
+/* A positive's value: allocated apart (jemalloc's size classes), immutable,
+ * freed with its entry (after the same grace period). */
+struct value_blk {
+	uint32_t len;                     /* 1..UDC_VALUE_MAX */
+	unsigned char data[];
+};
+
+/* Where a lookup copies a positive's value: @room bytes at @buf; @len is
+ * set to the value's length (0: none), which may pass @room. */
+struct value_out {
+	void *buf;
+	size_t room;
+	size_t len;
 };
 
 _Static_assert(sizeof(struct udc_entry) == 32, "entry header is 32 bytes");
@@ -182,6 +204,7 @@ struct inflight {
 	int waiters;                      /* threads waiting for the answer */
 	int result;
 	struct udc_attr attr;
+	struct value_out value;           /* the answer's value: in the owner's frame */
 };
 
 struct stripe {
@@ -225,7 +248,7 @@ struct udc_cache {
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory), */
 	_Atomic int64_t entry_bytes;      /* and their slab slots, both less what the threads'
 	                                   * stats slots hold back (entry_count: estimates) */
-	_Atomic int64_t nr_ext;           /* entries allocated with their name apart
+	_Atomic int64_t nr_ext;           /* entries with parts apart (entry_apart)
 	                                   * (relaxed: udc_destroy reads it alone) */
 	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set by the one */
 	_Atomic size_t dirs_buckets;      /* resizer, read relaxed for bytes_used) */
@@ -306,15 +329,21 @@ void mem_free_line(struct udc_cache *c, void *p, size_t size);
 /* The cache struct with @stripes stripes; *bytes: its real size. */
 struct udc_cache *cache_struct_alloc(size_t stripes, size_t *bytes);
 void cache_struct_free(struct udc_cache *c);
-size_t entry_size(enum entry_kind kind, size_t len);
-/* In the class the policy chooses for @hash (shrink_entry_class). */
+/* An entry's bytes in its slot: header, attr, name (or its pointer) and,
+ * @valued, the value's pointer. */
+size_t entry_size(enum entry_kind kind, size_t len, bool valued);
+/* Its slot bytes and what it holds apart (name, value): an estimate of
+ * what dropping it gives back. */
+size_t entry_footprint(const struct udc_entry *e);
+/* In the class the policy chooses for @hash (shrink_entry_class); a
+ * positive with @vlen > 0 gets a copy of @value (vlen <= UDC_VALUE_MAX). */
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len, uint64_t hash);
+			      size_t len, uint64_t hash, const void *value, size_t vlen);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
-void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its external name, now */
+void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its parts apart, now */
 
 /* d's generation now. */
 static inline uint32_t dir_gen(struct udc_dir *d)
@@ -345,6 +374,19 @@ static inline void neg_client_set(struct udc_entry *e, uint8_t tag)
 	e->type = tag & 0x3f;
 }
 
+/* Does a name of @len bytes live inside its entry (else apart, e->ext)? */
+static inline bool name_fits_inline(enum entry_kind kind, size_t len, bool valued)
+{
+	return len <= (kind == ENT_POSITIVE ? POS_INLINE_MAX - (valued ? sizeof(void *) : 0)
+					    : NEG_INLINE_MAX);
+}
+
+/* Has e parts allocated apart (its name, a value), freed with it? */
+static inline bool entry_apart(const struct udc_entry *e)
+{
+	return e->ext || (e->kind == ENT_POSITIVE && (e->type & POS_VALUE));
+}
+
 static inline const char *entry_name(const struct udc_entry *e)
 {
 	const char *p = e->kind == ENT_POSITIVE ? ((const struct udc_pos *)e)->name
@@ -368,9 +410,58 @@ static inline struct udc_pos *entry_pos(struct udc_entry *e)
 static inline void pos_attr_copy(struct udc_attr *out, const struct udc_pos *p)
 {
 	out->ino = p->ino;
-	out->type = p->e.type;
+	out->type = p->e.type & POS_TYPE_MASK;
 	out->flags = 0;
 	out->cookie = p->cookie;
+}
+
+/* A new positive's attr (its POS_VALUE bit kept). */
+static inline void pos_attr_set(struct udc_pos *p, const struct udc_attr *attr)
+{
+	p->ino = attr->ino;
+	p->e.type = (uint8_t)((p->e.type & POS_VALUE) | (attr->type & POS_TYPE_MASK));
+	p->cookie = attr->cookie;
+}
+
+/* A positive's value block, or NULL if it has none. */
+static inline const struct value_blk *pos_value(const struct udc_pos *p)
+{
+	const struct value_blk *v = NULL;
+
+	if (p->e.type & POS_VALUE)
+		memcpy(&v, p->name + (p->e.ext ? sizeof(char *) : p->e.len),
+		       sizeof(v));
+	return v;
+}
+
+/* A caller's value buffer (@value, *@value_len bytes) as a value_out:
+ * 0, or -EINVAL (no length, or a length with no buffer). */
+static inline int value_out_init(struct value_out *vo, void *value, const size_t *value_len)
+{
+	if (!value_len || (*value_len && !value))
+		return -EINVAL;
+	*vo = (struct value_out){ .buf = value, .room = *value_len };
+	return 0;
+}
+
+/* A value of @len bytes at @data, out to @vo: as much as fits. */
+static inline void value_copy_out(struct value_out *vo, const void *data, size_t len)
+{
+	vo->len = len;
+	if (len && vo->room)
+		memcpy(vo->buf, data, len < vo->room ? len : vo->room);
+}
+
+/* Copy p's value out to @vo (NULL: not wanted). */
+static inline void pos_value_copy(struct value_out *vo, const struct udc_pos *p)
+{
+	if (!vo)
+		return;
+	const struct value_blk *v = pos_value(p);
+	if (v)
+		value_copy_out(vo, v->data, v->len);
+	else
+		vo->len = 0;
 }
 
 /* ---- engine/dir.c: directory objects ---- */
@@ -473,7 +564,7 @@ struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struc
  * @miss_pin (may be NULL; *miss_pin NULL on entry): on UDC_MISS, dir's
  * object pinned (dir_put when done) if the cache has one, else NULL. */
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		struct udc_attr *out, struct udc_dir **miss_pin);
+		struct udc_attr *out, struct value_out *vo, struct udc_dir **miss_pin);
 int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);
 
 /* ---- engine/mutate.c: table updates under a stripe ---- */
@@ -492,7 +583,7 @@ bool attr_valid(const struct udc_attr *attr);   /* ino set, known type, flags 0 
 /* ---- engine/resolve.c ---- */
 /* udc_resolve() after the argument checks: 0, -ENOENT or -errno. */
 int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
-		 const struct udc_call *call, struct udc_attr *out);
+		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo);
 /* Publish e (filled, not yet published) for k, replacing what was there. */
 void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
 			  const struct name_key *k);

@@ -91,7 +91,7 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
  * a tenth of a hit). */
 static inline __attribute__((always_inline)) int
 lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		   struct udc_attr *out, struct udc_dir **miss_pin)
+		   struct udc_attr *out, struct value_out *vo, struct udc_dir **miss_pin)
 {
 	struct thread_stats *ts = thread_stats(c);
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
@@ -106,6 +106,7 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 		if (e->kind == ENT_POSITIVE) {
 			if (out)
 				pos_attr_copy(out, (const struct udc_pos *)e);
+			pos_value_copy(vo, (const struct udc_pos *)e);
 			r = UDC_POSITIVE;
 		} else {
 			r = UDC_NEGATIVE;
@@ -138,9 +139,9 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 }
 
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		struct udc_attr *out, struct udc_dir **miss_pin)
+		struct udc_attr *out, struct value_out *vo, struct udc_dir **miss_pin)
 {
-	return lookup_name_inline(c, dir, name, len, hash, out, miss_pin);
+	return lookup_name_inline(c, dir, name, len, hash, out, vo, miss_pin);
 }
 
 int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
@@ -152,5 +153,26 @@ int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct u
 	thread_enter();
 	if (name_is_dotdot(name, len))
 		return lookup_dotdot(c, dir, out);
-	return lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out, NULL);
+	return lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out, NULL,
+				  NULL);
+}
+
+int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		     struct udc_attr *out, void *value, size_t *value_len)
+{
+	struct value_out vo;
+	int r = value_out_init(&vo, value, value_len);
+
+	if (!r)
+		r = call_check_len(c, dir, name, len);   /* lookup_name scans the bytes */
+	if (r)
+		return r;
+	thread_enter();
+	if (name_is_dotdot(name, len))
+		r = lookup_dotdot(c, dir, out);   /* no value */
+	else
+		r = lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out,
+				       &vo, NULL);
+	*value_len = vo.len;
+	return r;
 }

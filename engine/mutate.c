@@ -185,7 +185,7 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
 	if (e && cds_lfht_del(c->names, &e->node) == 0)
-		size = entry_size((enum entry_kind)e->kind, e->len) + (e->ext ? e->len : 0);
+		size = entry_footprint(e);
 	else
 		e = NULL;
 	rcu_read_unlock();
@@ -194,21 +194,27 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 	return size;
 }
 
-/* The current positive attr cached for k, with the stripe locked. */
+/* The current positive attr cached for k (and its value, @vo may be
+ * NULL), under rcu_read_lock. */
+static bool cached_attr_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k,
+			    struct udc_attr *out, struct value_out *vo)
+{
+	struct udc_entry *e = entry_find_rcu(c, hash, k);
+
+	if (!e || e->kind != ENT_POSITIVE || !entry_current(e))
+		return false;
+	pos_attr_copy(out, entry_pos(e));
+	pos_value_copy(vo, entry_pos(e));
+	return true;
+}
+
+/* The same with the stripe locked. */
 static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-			       struct udc_attr *out)
+			       struct udc_attr *out, struct value_out *vo)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
-	bool found = false;
-
 	rcu_read_lock();
-	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (e && e->kind == ENT_POSITIVE &&
-	    entry_current(e)) {
-		const struct udc_pos *p = entry_pos(e);
-		pos_attr_copy(out, p);
-		found = true;
-	}
+	bool found = cached_attr_rcu(c, hash, k, out, vo);
 	rcu_read_unlock();
 	return found;
 }
@@ -263,17 +269,16 @@ static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, co
 	return op->d ? 0 : -ENOMEM;
 }
 
+/* A positive for op's name with @attr (NULL: filled in later, pos_attr_set)
+ * and a copy of the value (@vlen bytes, 0: none). */
 static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op,
-				   const struct udc_attr *attr)
+				   const struct udc_attr *attr, const void *value, size_t vlen)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash);
+	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash,
+					  value, vlen);
 
-	if (e && attr) {
-		struct udc_pos *p = entry_pos(e);
-		p->ino = attr->ino;
-		p->e.type = attr->type & 0x3f;
-		p->cookie = attr->cookie;
-	}
+	if (e && attr)
+		pos_attr_set(entry_pos(e), attr);
 	if (e)
 		e->dir = op->d;
 	return e;
@@ -281,7 +286,7 @@ static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op
 
 static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op, uint8_t tag)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash);
+	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash, NULL, 0);
 
 	if (e) {
 		e->dir = op->d;
@@ -346,7 +351,9 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 	return pd ? 0 : -ENOMEM;
 }
 
-int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
+/* udc_add and udc_add_value: the value's arguments checked. */
+static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
+			const struct udc_attr *attr, const void *value, size_t vlen)
 {
 	struct name_op op;
 	int r = call_check(c, dir, name, len);
@@ -356,6 +363,8 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 	if (!attr_valid(attr))
 		return -EINVAL;
 	if (name_is_dotdot(name, len)) {
+		if (vlen)
+			return -EINVAL;   /* a ".." record holds no value */
 		thread_enter();
 		return add_parent(c, dir, attr);
 	}
@@ -365,7 +374,7 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 	struct udc_dir *child = attr->type == UDC_TYPE_DIR ? dir_get(c, attr->ino) : NULL;
 	struct udc_entry *e = NULL;
 	if (attr->type != UDC_TYPE_DIR || child)
-		e = pos_alloc(c, &op, attr);
+		e = pos_alloc(c, &op, attr, value, vlen);
 	if (e) {
 		udc_mutex_lock(&op.s->lock);
 		inflight_mark_stale_locked(op.s, op.hash, &op.k);
@@ -383,6 +392,19 @@ int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struc
 		return -ENOMEM;
 	shrink_after_call(c->shrink);
 	return 0;
+}
+
+int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
+{
+	return add_positive(c, dir, name, len, attr, NULL, 0);
+}
+
+int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		  const struct udc_attr *attr, const void *value, size_t value_len)
+{
+	if (value_len > UDC_VALUE_MAX || (value_len && !value))
+		return -EINVAL;
+	return add_positive(c, dir, name, len, attr, value, value_len);
 }
 
 int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, uint32_t client)
@@ -453,7 +475,7 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 	struct name_op *op = &u->op;
 
 	lock_assert_held(&op->s->lock);
-	if (!cached_attr_locked(c, op->hash, &op->k, &u->was))
+	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, NULL))
 		u->was.ino = UDC_INO_NONE;
 	inflight_mark_stale_locked(op->s, op->hash, &op->k);
 	if (u->neg)
@@ -623,6 +645,8 @@ struct rename_op {
 	udc_ino moved;                /* as given */
 	struct udc_entry *pos;        /* the new name's entry, published if the old was known */
 	struct udc_dir *moved_dir;    /* the moved object's directory object, if any (pinned) */
+	struct value_out value;       /* the old name's value when pos was made (into buf) */
+	unsigned char buf[UDC_VALUE_MAX];
 };
 
 /*
@@ -667,10 +691,15 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	 * read, the new entry is stale (the rename is ordered before it).
 	 */
 	uint32_t ngen = dir_gen(n->d);
-	bool known = cached_attr_locked(c, o->hash, &o->k, &was) &&
-		     (ro->moved == UDC_INO_NONE || ro->moved == was.ino);
+	unsigned char now_buf[UDC_VALUE_MAX];
+	struct value_out now = { .buf = now_buf, .room = sizeof(now_buf) };
+	/* The old name's value must be the one copied into pos before the
+	 * locks (a udc_add_value of it in between): else it is not known. */
+	bool known = cached_attr_locked(c, o->hash, &o->k, &was, &now) &&
+		     (ro->moved == UDC_INO_NONE || ro->moved == was.ino) &&
+		     now.len == ro->value.len && memcmp(now_buf, ro->buf, now.len) == 0;
 	bool target_absent = false;
-	if (!cached_attr_locked(c, n->hash, &n->k, &target)) {
+	if (!cached_attr_locked(c, n->hash, &n->k, &target, NULL)) {
 		target.ino = UDC_INO_NONE;
 		target_absent = name_absent_locked(c, n->hash, &n->k, n->d);
 	}
@@ -680,10 +709,7 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 		unlinked_dir_leaves(c, &ro->old);
 	inflight_mark_stale_locked(n->s, n->hash, &n->k);
 	if (known) {
-		struct udc_pos *p = entry_pos(ro->pos);
-		p->ino = was.ino;
-		p->e.type = was.type & 0x3f;
-		p->cookie = was.cookie;
+		pos_attr_set(entry_pos(ro->pos), &was);
 		ro->pos->gen = ngen;
 		entry_publish_locked(c, ro->pos, n->hash, &n->k);
 		ro->pos = NULL;
@@ -723,7 +749,15 @@ static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odi
 		name_op_done(c, &ro->n);
 		return r;
 	}
-	ro->pos = pos_alloc(c, &ro->n, NULL);
+	/* The new name's entry carries the old one's value: copied now (a
+	 * peek, checked again under the locks: rename_locked). */
+	ro->value = (struct value_out){ .buf = ro->buf, .room = sizeof(ro->buf) };
+	struct udc_attr peek;
+	rcu_read_lock();
+	if (!cached_attr_rcu(c, ro->old.op.hash, &ro->old.op.k, &peek, &ro->value))
+		ro->value.len = 0;
+	rcu_read_unlock();
+	ro->pos = pos_alloc(c, &ro->n, NULL, ro->buf, ro->value.len);
 	if (!ro->pos) {
 		if (ro->old.neg)
 			entry_free_now(c, ro->old.neg);

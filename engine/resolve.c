@@ -65,6 +65,31 @@ static int backend_checked(int r, const struct udc_attr *attr)
 	return r < 0 && r >= -4095 ? r : -EIO;
 }
 
+/* Ask the backend (lookup_value when it has one) for one name; the value,
+ * if @vo is given, at vo->buf (UDC_VALUE_MAX bytes room), its length in
+ * vo->len.  The answer is checked (backend_checked; a value too long is
+ * -EIO). */
+static int backend_ask(struct udc_cache *c, const struct udc_call *call, udc_ino dir,
+		       const char *name, size_t len, struct udc_attr *attr, struct value_out *vo)
+{
+	const struct udc_backend *b = c->backend;
+	void *ctx = call ? call->ctx : NULL;
+	unsigned char scratch[UDC_VALUE_MAX];
+	size_t vlen = 0;
+	int r;
+
+	if (!b->lookup_value)
+		r = b->lookup(ctx, dir, name, len, attr);
+	else
+		r = b->lookup_value(ctx, dir, name, len, attr, vo ? vo->buf : scratch, &vlen);
+	r = backend_checked(r, attr);
+	if (r == 0 && vlen > UDC_VALUE_MAX)
+		r = -EIO;
+	if (vo)
+		vo->len = r == 0 ? vlen : 0;
+	return r;
+}
+
 /* ".." with the parent unknown: ask the backend and record the answer,
  * unless d's parent changed meanwhile (a rename, a remove) or a directory
  * moved unseen: then the answer is returned but not cached. */
@@ -80,8 +105,7 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	dir_parent_snap(c, d, &snap);
 	stat_add(thread_stats(c), backend_calls, 1);
 	UDC_PROBE(backend_call, dir, "..", (size_t)2);
-	int r = backend_checked(c->backend->lookup(call ? call->ctx : NULL, dir, "..", 2, &attr),
-				&attr);
+	int r = backend_ask(c, call, dir, "..", 2, &attr, NULL);
 	if (r == 0 && attr.type != UDC_TYPE_DIR)
 		r = -EIO;
 	UDC_PROBE(backend_return, dir, r, r ? UDC_INO_NONE : attr.ino);
@@ -103,7 +127,8 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 /* Wait for ph's owner, with s->lock held; returns ph's answer
  * (INFLIGHT_ABANDONED: its owner never finished). */
 #define INFLIGHT_ABANDONED 1
-static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct udc_attr *out)
+static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct udc_attr *out,
+				struct value_out *vo)
 {
 	lock_assert_held(&s->lock);
 	int cs = cancel_hold();
@@ -114,6 +139,8 @@ static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct ud
 	int r = ph->result;
 	if (r == 0 && out)
 		*out = ph->attr;
+	if (r == 0 && vo)
+		value_copy_out(vo, ph->value.buf, ph->value.len);
 	if (--ph->waiters == 0)
 		pthread_cond_broadcast(&s->cond);   /* the owner waits for the last one */
 	cancel_release(cs);
@@ -160,8 +187,9 @@ static void inflight_abandon(void *arg)
 	dir_put(oe->c, oe->d);
 }
 
-/* Ask the backend for k as ph's owner; a thread that exits or is
- * cancelled in it leaves nothing behind (inflight_abandon). */
+/* Ask the backend for k as ph's owner (the value into ph->value); a
+ * thread that exits or is cancelled in it leaves nothing behind
+ * (inflight_abandon). */
 static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const struct name_key *k,
 			  const struct udc_call *call, struct udc_attr *attr)
 {
@@ -170,9 +198,9 @@ static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const stru
 	stat_add(thread_stats(c), backend_calls, 1);
 	UDC_PROBE(backend_call, k->dir, k->name, k->len);
 	pthread_cleanup_push(inflight_abandon, oe);
-	r = c->backend->lookup(call ? call->ctx : NULL, k->dir, k->name, k->len, attr);
+	/* a contract broken: reported, nothing cached */
+	r = backend_ask(c, call, k->dir, k->name, k->len, attr, &oe->ph->value);
 	pthread_cleanup_pop(0);
-	r = backend_checked(r, attr);   /* a contract broken: report, cache nothing */
 	UDC_PROBE(backend_return, k->dir, r, r ? UDC_INO_NONE : attr->ino);
 	return r;
 }
@@ -181,22 +209,19 @@ static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const stru
  * stripe is taken; NULL if none is to be cached (or no memory). */
 static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 				      const struct name_key *k, uint64_t hash, int r,
-				      const struct udc_attr *attr, const struct udc_call *call)
+				      const struct udc_attr *attr, const struct value_out *value,
+				      const struct udc_call *call)
 {
 	struct udc_entry *fresh = NULL;
 
 	if (r == 0) {
-		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash);
-		if (fresh) {
-			struct udc_pos *p = entry_pos(fresh);
-			p->ino = attr->ino;
-			p->e.type = attr->type & 0x3f;
-			p->cookie = attr->cookie;
-		}
+		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash, value->buf, value->len);
+		if (fresh)
+			pos_attr_set(entry_pos(fresh), attr);
 	} else if (r == -ENOENT && !dir_is_complete(d)) {
 		uint8_t tag = shrink_client_tag(c->shrink, call ? call->client : 0);
 		if (dir_admits_negative(c, d, tag)) {
-			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash);
+			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash, NULL, 0);
 			if (fresh)
 				neg_client_set(fresh, tag);
 		} else {
@@ -211,7 +236,7 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 
 /* A current entry for k, copied out under s->lock: 0, -ENOENT, or 1 (none). */
 static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-				struct udc_attr *out)
+				struct udc_attr *out, struct value_out *vo)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	int r = 1;
@@ -222,6 +247,8 @@ static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct
 		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
 		if (r == 0 && out)
 			pos_attr_copy(out, (const struct udc_pos *)e);
+		if (r == 0)
+			pos_value_copy(vo, (const struct udc_pos *)e);
 	}
 	rcu_read_unlock();
 	return r;
@@ -236,11 +263,12 @@ static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct
  * the caller asks the backend itself.
  */
 static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc_dir *d,
-			       uint64_t hash, const struct name_key *k, struct udc_attr *out)
+			       uint64_t hash, const struct name_key *k, struct udc_attr *out,
+			       struct value_out *vo)
 {
 	lock_assert_held(&s->lock);
 	for (;;) {
-		int r = cached_answer_locked(c, hash, k, out);
+		int r = cached_answer_locked(c, hash, k, out, vo);
 		if (r <= 0)
 			return r;
 		struct inflight *other = inflight_find_locked(s, hash, k);
@@ -248,14 +276,15 @@ static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc
 			return 1;
 		if (pthread_equal(other->owner, pthread_self()))
 			return -EDEADLK;   /* the backend resolving this name asked for it */
-		r = inflight_wait_locked(s, other, out);
+		r = inflight_wait_locked(s, other, out, vo);
 		if (r != INFLIGHT_ABANDONED)
 			return r;
 	}
 }
 
 static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, const char *name,
-			size_t len, uint64_t hash, const struct udc_call *call, struct udc_attr *out)
+			size_t len, uint64_t hash, const struct udc_call *call, struct udc_attr *out,
+			struct value_out *vo)
 {
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
 	struct stripe *s = stripe_of(c, hash);
@@ -269,13 +298,15 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 		return -ENOMEM;
 
 	udc_mutex_lock(&s->lock);
-	r = resolve_join_locked(c, s, d, hash, &k, out);
+	r = resolve_join_locked(c, s, d, hash, &k, out, vo);
 	if (r != 1)
 		goto unlock;
+	unsigned char value[UDC_VALUE_MAX];
 	struct inflight ph = {
 		.hash = hash, .dir = dir, .name = name, .len = len,
 		.gen = dir_gen(d),
 		.owner = pthread_self(),
+		.value = { .buf = value, .room = sizeof(value) },
 	};
 	cds_list_add(&ph.link, &s->inflight);
 	udc_mutex_unlock(&s->lock);
@@ -285,7 +316,7 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 	r = backend_lookup(c, &oe, &k, call, &attr);
 
 	/* Allocate what caching the answer needs before taking the lock. */
-	struct udc_entry *fresh = answer_entry(c, d, &k, hash, r, &attr, call);
+	struct udc_entry *fresh = answer_entry(c, d, &k, hash, r, &attr, &ph.value, call);
 	struct udc_dir *child = r == 0 && attr.type == UDC_TYPE_DIR ? dir_get(c, attr.ino) : NULL;
 	if (fresh)
 		fresh->gen = ph.gen;
@@ -311,6 +342,8 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 	dir_put(c, d);
 	if (r == 0 && out)
 		*out = attr;
+	if (r == 0 && vo)
+		value_copy_out(vo, value, ph.value.len);
 	shrink_after_call(c->shrink);
 	return r;
 
@@ -321,10 +354,12 @@ unlock:
 }
 
 int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
-		 const struct udc_call *call, struct udc_attr *out)
+		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo)
 {
 	int r;
 
+	if (vo)
+		vo->len = 0;
 	if (name_is_dotdot(name, len)) {
 		r = lookup_dotdot(c, dir, out);
 		if (r == UDC_POSITIVE)
@@ -334,7 +369,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	}
 	uint64_t hash = hash_name(&c->key, dir, name, len);
 	struct udc_dir *d = NULL;   /* pinned by the lookup's miss, for the backend's */
-	r = lookup_name(c, dir, name, len, hash, out, c->backend ? &d : NULL);
+	r = lookup_name(c, dir, name, len, hash, out, vo, c->backend ? &d : NULL);
 	if (r < 0)
 		return r;   /* a '/' or NUL in the name (the checks' order: call_check) */
 	if (r != UDC_MISS)
@@ -342,7 +377,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	UDC_PROBE(resolve_miss, dir, name, len);
 	if (!c->backend)
 		return -EAGAIN;
-	return resolve_miss(c, d, dir, name, len, hash, call, out);
+	return resolve_miss(c, d, dir, name, len, hash, call, out, vo);
 }
 
 int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
@@ -353,5 +388,22 @@ int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	if (r)
 		return r;
 	thread_enter();
-	return resolve_name(c, dir, name, len, call, out);
+	return resolve_name(c, dir, name, len, call, out, NULL);
+}
+
+int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		      const struct udc_call *call, struct udc_attr *out, void *value,
+		      size_t *value_len)
+{
+	struct value_out vo;
+	int r = value_out_init(&vo, value, value_len);
+
+	if (!r)
+		r = call_check_len(c, dir, name, len);   /* lookup_name scans the bytes */
+	if (r)
+		return r;
+	thread_enter();
+	r = resolve_name(c, dir, name, len, call, out, &vo);
+	*value_len = vo.len;
+	return r;
 }

@@ -56,13 +56,14 @@ extern "C" {
 #endif
 
 #define UDC_VERSION_MAJOR 0
-#define UDC_VERSION_MINOR 1
+#define UDC_VERSION_MINOR 2
 #define UDC_VERSION_PATCH 0
 
 typedef uint64_t udc_ino;              /* the backing store's identity of an object */
 #define UDC_INO_NONE ((udc_ino)0)      /* "unknown"; never a valid ino */
 #define UDC_NAME_MAX 255               /* longest name, in bytes */
 #define UDC_PATH_MAX 4096              /* longest path given to udc_walk, in bytes */
+#define UDC_VALUE_MAX 256              /* longest value a positive carries, in bytes */
 
 typedef struct udc_cache udc_cache;    /* opaque */
 
@@ -120,6 +121,14 @@ struct udc_backend {
 	 * return its length (1..size) or -errno. NULL: udc_walk does not follow
 	 * symlinks (returns -ELOOP on one that must be followed). */
 	ssize_t (*readlink)(void *ctx, udc_ino ino, char *buf, size_t size);
+	/* Optional, used instead of lookup when set (lookup may then be
+	 * NULL): as lookup, and a positive answer may carry a value (see
+	 * udc_add_value): write up to *value_len bytes (UDC_VALUE_MAX) at
+	 * value and set *value_len to their number (0: none; it is 0 on
+	 * entry).  A length past UDC_VALUE_MAX is -EIO.  ".." answers keep
+	 * no value (the parent's value is its entry's, in its own parent). */
+	int (*lookup_value)(void *ctx, udc_ino dir, const char *name, size_t len,
+			    struct udc_attr *out, void *value, size_t *value_len);
 };
 
 struct udc_call {                      /* per call: whose work this is */
@@ -270,6 +279,48 @@ UDC_API int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len,
 UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		const struct udc_call *call, struct udc_attr *out);
 
+/*
+ * Values: a positive answer may carry an embedder-defined value of up to
+ * UDC_VALUE_MAX bytes (attributes, a file handle, an object key), set by
+ * udc_add_value() or by the backend's lookup_value, and copied out on a hit
+ * by udc_lookup_value() and udc_resolve_value().  The cache keeps a copy:
+ * an entry is immutable, so a new value is a new udc_add_value() of the
+ * name (atomic for lookups, as every mutation).  The calls without _value
+ * work as before and ignore values; udc_add() of a name replaces its value
+ * with none.  udc_rename() moves the value with the name.  ".." answers
+ * carry no value.
+ *
+ * @value, @value_len (in-out): *value_len is the room at @value on entry
+ * (0 with @value NULL: only the length is wanted); on return it is the
+ * cached value's length (0 when it has none, and on every answer but a
+ * positive), of which min(room, length) bytes were copied.  A buffer of
+ * UDC_VALUE_MAX bytes always holds it.  NULL @value_len, or a room with
+ * @value NULL, is -EINVAL.
+ *
+ * Memory: a value lives apart from its entry (one allocation, the value
+ * rounded up to jemalloc's size class, and 8 bytes for its pointer), and
+ * is counted in bytes_used; negatives are unchanged.
+ */
+
+/**
+ * udc_lookup_value() - udc_lookup(), and the positive's value.
+ * Context, Ordering: as udc_lookup(); the value comes from the same entry
+ * as *out.
+ * Return: as udc_lookup(), and -EINVAL for bad value arguments (above).
+ */
+UDC_API int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		     struct udc_attr *out, void *value, size_t *value_len);
+
+/**
+ * udc_resolve_value() - udc_resolve(), and the positive's value.
+ * A miss asks the backend's lookup_value (lookup, with no value, if it has
+ * none), and the value it gives is cached with the answer.
+ * Return: as udc_resolve(), and -EINVAL for bad value arguments (above).
+ */
+UDC_API int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		      const struct udc_call *call, struct udc_attr *out, void *value,
+		      size_t *value_len);
+
 #define UDC_WALK_FOLLOW 0x1            /* follow a symlink in the last component */
 
 /**
@@ -328,6 +379,16 @@ UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
  */
 UDC_API int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	    const struct udc_attr *attr);
+
+/**
+ * udc_add_value() - udc_add(), with a value the name's lookups return.
+ * @value: @value_len bytes (0..UDC_VALUE_MAX; 0: no value, as udc_add),
+ *         copied.
+ * Return: as udc_add(); -EINVAL also for @value_len past UDC_VALUE_MAX, a
+ * length with @value NULL, or a value for "..".
+ */
+UDC_API int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		  const struct udc_attr *attr, const void *value, size_t value_len);
 
 /**
  * udc_add_negative() - @name is known not to exist in @dir.

@@ -234,7 +234,32 @@ static ssize_t store_readlink(void *ctx, udc_ino ino, char *buf, size_t size)
 	return 3;
 }
 
-static const struct udc_backend store = { .lookup = store_lookup, .readlink = store_readlink };
+/* Every positive carries a value made from its ino (values too go
+ * through the failing allocations): @ino's is value_of(ino) bytes. */
+static size_t value_of(udc_ino ino, unsigned char *buf)
+{
+	size_t len = (size_t)(ino * 13 % 97);
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)(ino + i);
+	return len;
+}
+
+static int store_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len,
+			      struct udc_attr *out, void *value, size_t *value_len)
+{
+	int r = store_lookup(ctx, dir, name, len, out);
+
+	if (r == 0)
+		*value_len = value_of(out->ino, value);
+	return r;
+}
+
+static const struct udc_backend store = {
+	.lookup = store_lookup,
+	.readlink = store_readlink,
+	.lookup_value = store_lookup_value,
+};
 
 /* ---- the script ---- */
 
@@ -350,6 +375,8 @@ struct name {
 struct answer {
 	int r;
 	struct udc_attr a;
+	size_t vlen;
+	unsigned char v[UDC_VALUE_MAX];
 };
 
 static struct name names[NR_NEG + NR_POS + 64];
@@ -387,7 +414,8 @@ static struct answer answer_of(udc_cache *c, const struct name *n)
 {
 	struct answer x = { 0 };
 
-	x.r = udc_lookup(c, n->dir, n->name, strlen(n->name), &x.a);
+	x.vlen = sizeof(x.v);
+	x.r = udc_lookup_value(c, n->dir, n->name, strlen(n->name), &x.a, x.v, &x.vlen);
 	if (x.r != UDC_POSITIVE)
 		x.a = (struct udc_attr){ 0 };
 	return x;
@@ -396,7 +424,8 @@ static struct answer answer_of(udc_cache *c, const struct name *n)
 static bool same(const struct answer *x, const struct answer *y)
 {
 	return x->r == y->r && x->a.ino == y->a.ino && x->a.type == y->a.type &&
-	       x->a.cookie == y->a.cookie;
+	       x->a.cookie == y->a.cookie && x->vlen == y->vlen &&
+	       memcmp(x->v, y->v, x->vlen) == 0;
 }
 
 static void snapshot(udc_cache *c, struct answer *out, size_t n)
@@ -443,10 +472,12 @@ static long step_run(struct run *r, size_t i)
 	struct udc_attr a = { .ino = o->dir2, .type = (uint32_t)o->n, .cookie = o->dir2 * 3 };
 	struct udc_stats st = { .size = sizeof(st) };
 	size_t len = o->name ? strlen(o->name) : 0;
+	unsigned char v[UDC_VALUE_MAX];
+	size_t vlen = sizeof(v);
 
 	switch (o->kind) {
 	case OP_ADD:
-		return udc_add(c, o->dir, o->name, len, &a);
+		return udc_add_value(c, o->dir, o->name, len, &a, v, value_of(a.ino, v));
 	case OP_NEG:
 		return udc_add_negative(c, o->dir, o->name, len, 0);
 	case OP_REMOVE:
@@ -465,7 +496,7 @@ static long step_run(struct run *r, size_t i)
 	case OP_COMPLETE:
 		return udc_dir_complete(c, o->dir, &r->fill);
 	case OP_RESOLVE:
-		return udc_resolve(c, o->dir, o->name, len, NULL, &a);
+		return udc_resolve_value(c, o->dir, o->name, len, NULL, &a, v, &vlen);
 	case OP_WALK:
 		return udc_walk(c, ROOT, o->name2, strlen(o->name2), UDC_WALK_FOLLOW, NULL, &a);
 	case OP_LOOKUP:
