@@ -27,8 +27,11 @@
  *
  * A check: an answer read between versions v0 and v1 (read before and
  * after the call) must equal the store's answer at one version in
- * [v0, v1] (UDC_MISS from udc_lookup is always allowed).  Any other
- * answer is a violation: printed with the seed, and the exit status is 1.
+ * [v0, v1] (UDC_MISS from udc_lookup is always allowed), and a
+ * positive's value must be its attr's own (every positive carries one
+ * made from its ino and cookie, told with udc_add_value or given by the
+ * backend's lookup_value).  Any other answer is a violation: printed with
+ * the seed, and the exit status is 1.
  *
  * Locking: store.lock (a rwlock): mutators, fills and the ring of
  * snapshots take it for writing; the backend and the checks for reading.
@@ -329,7 +332,33 @@ static ssize_t be_readlink(void *ctx, udc_ino ino, char *buf, size_t size)
 	return ok ? (ssize_t)n : -EINVAL;
 }
 
-static const struct udc_backend backend = { .lookup = be_lookup, .readlink = be_readlink };
+/* Every positive carries a value made from its attr (ino, cookie): a
+ * value that is not its answer's own (torn, another version's, freed) is
+ * a violation (check_value). */
+static size_t value_of(const struct udc_attr *a, unsigned char *buf)
+{
+	size_t len = (size_t)((a->ino * 7 + a->cookie) % (UDC_VALUE_MAX + 1));
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)(a->ino ^ (a->cookie >> (i % 8)) ^ i);
+	return len;
+}
+
+static int be_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len,
+			   struct udc_attr *out, void *value, size_t *value_len)
+{
+	int r = be_lookup(ctx, dir, name, len, out);
+
+	if (r == 0)
+		*value_len = value_of(out, value);
+	return r;
+}
+
+static const struct udc_backend backend = {
+	.lookup = be_lookup,
+	.readlink = be_readlink,
+	.lookup_value = be_lookup_value,
+};
 
 /* ------------------------------------------------------------------ */
 /* checks */
@@ -456,16 +485,34 @@ static size_t pick_name(struct worker *w, udc_ino dir, char *nm)
 	return strlen(slot_name(below(&w->rng, NSLOT), nm));
 }
 
+/* A positive's value (".." has none) must be its attr's own. */
+static void check_value(const char *what, udc_ino dir, const char *nm, size_t len,
+			const struct udc_attr *a, const unsigned char *v, size_t vlen)
+{
+	unsigned char want[UDC_VALUE_MAX];
+	size_t wlen = len == 2 && !memcmp(nm, "..", 2) ? 0 : value_of(a, want);
+
+	if (vlen != wlen || memcmp(v, want, wlen) != 0)
+		violation("%s(%" PRIu64 ", \"%.*s\") = ino %" PRIu64 " cookie %" PRIu64
+			  " with a value of %zu bytes that is not its own (%zu bytes)",
+			  what, dir, (int)len, nm, a->ino, a->cookie, vlen, wlen);
+}
+
 static void op_lookup(struct worker *w, bool resolve)
 {
 	char nm[16];
 	udc_ino dir = pick_dir(w);
 	size_t len = pick_name(w, dir, nm);
 	struct udc_attr a = { 0 };
+	unsigned char v[UDC_VALUE_MAX];
+	size_t vlen = sizeof(v);
 	uint64_t v0 = version_now();
-	int r = resolve ? udc_resolve(cache, dir, nm, len, &w->call, &a)
-			: udc_lookup(cache, dir, nm, len, &a);
+	int r = resolve ? udc_resolve_value(cache, dir, nm, len, &w->call, &a, v, &vlen)
+			: udc_lookup_value(cache, dir, nm, len, &a, v, &vlen);
 	uint64_t v1 = version_now();
+
+	if (r == (resolve ? 0 : UDC_POSITIVE))
+		check_value(resolve ? "resolve" : "lookup", dir, nm, len, &a, v, vlen);
 
 	if (!resolve) {
 		if (r == UDC_MISS)
@@ -540,7 +587,8 @@ static void must(int r, const char *what)
 /* Tell the cache (dir, name) is now @a, or forget it if that fails. */
 static void tell_add(udc_ino dir, const char *nm, const struct udc_attr *a)
 {
-	int r = udc_add(cache, dir, nm, strlen(nm), a);
+	unsigned char v[UDC_VALUE_MAX];
+	int r = udc_add_value(cache, dir, nm, strlen(nm), a, v, value_of(a, v));
 
 	if (r)
 		must(udc_invalidate(cache, dir, nm, strlen(nm)), "invalidate after failed add");
