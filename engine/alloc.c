@@ -114,13 +114,13 @@ void mem_free_line(struct udc_cache *c, void *p, size_t size)
 	free_counted(&c->bytes_held, p, size, UDC_CACHELINE);
 }
 
-size_t entry_size(enum entry_kind kind, size_t len, bool valued)
+size_t entry_size(enum entry_kind kind, size_t len, unsigned extras)
 {
 	size_t head = kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg);
 
-	udc_assert(!valued || kind == ENT_POSITIVE);
-	return head + (name_fits_inline(kind, len, valued) ? len : sizeof(char *)) +
-	       (valued ? sizeof(struct value_blk *) : 0);
+	udc_assert(!(extras & EXTRA_VALUE) || kind == ENT_POSITIVE);
+	return head + (name_fits_inline(kind, len, extras) ? len : sizeof(char *)) +
+	       extras_size(extras);
 }
 
 static size_t value_blk_size(size_t vlen)
@@ -130,12 +130,12 @@ static size_t value_blk_size(size_t vlen)
 
 size_t entry_footprint(const struct udc_entry *e)
 {
-	bool valued = e->kind == ENT_POSITIVE && (e->type & POS_VALUE);
-	size_t size = entry_size((enum entry_kind)e->kind, e->len, valued);
+	unsigned extras = entry_extras(e);
+	size_t size = entry_size((enum entry_kind)e->kind, e->len, extras);
 
 	if (e->ext)
 		size += e->len;
-	if (valued)
+	if (extras & EXTRA_VALUE)
 		size += value_blk_size(pos_value((const struct udc_pos *)e)->len);
 	return size;
 }
@@ -181,52 +181,63 @@ size_t entry_slabs_bytes(struct udc_cache *c)
 	return slab_bytes(c->slabs[ENT_NEGATIVE]) + slab_bytes(c->slabs[ENT_POSITIVE]);
 }
 
-/* Store e's parts apart: its name when it does not fit (e->ext), a copy
- * of @value when given; @dst is where the name goes in e.  0, or -ENOMEM
- * with nothing stored. */
-static int entry_apart_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const char *name,
-			    const void *value, size_t vlen)
+/* Fill e's name part and extras (@dst: where its name goes): the name
+ * apart when it does not fit (e->ext), a copy of the value, the deadline.
+ * 0, or -ENOMEM with nothing allocated. */
+static int entry_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const char *name,
+		      const struct entry_extra *x)
 {
+	unsigned extras = (x->vlen ? EXTRA_VALUE : 0) | (x->deadline ? EXTRA_DEADLINE : 0);
 	char *ext = NULL;
 	struct value_blk *v = NULL;
 
-	if (!name_fits_inline((enum entry_kind)e->kind, e->len, vlen > 0)) {
+	if (!name_fits_inline((enum entry_kind)e->kind, e->len, extras)) {
 		ext = mem_alloc(c, e->len);
 		if (!ext)
 			return -ENOMEM;
 		memcpy(ext, name, e->len);
 		memcpy(dst, &ext, sizeof(ext));
 		dst += sizeof(ext);
-		e->ext = 1;
 	} else {
 		memcpy(dst, name, e->len);
 		dst += e->len;
 	}
-	if (vlen) {
-		v = mem_alloc(c, value_blk_size(vlen));
+	if (x->vlen) {
+		v = mem_alloc(c, value_blk_size(x->vlen));
 		if (!v) {
 			if (ext)
 				mem_free(c, ext, e->len);
-			e->ext = 0;
 			return -ENOMEM;
 		}
-		v->len = (uint32_t)vlen;
-		memcpy(v->data, value, vlen);
+		v->len = (uint32_t)x->vlen;
+		memcpy(v->data, x->value, x->vlen);
 		memcpy(dst, &v, sizeof(v));
+		dst += sizeof(v);
 		e->type |= POS_VALUE;
 	}
-	/* relaxed: a count udc_destroy reads alone (see Ordering) */
-	atomic_fetch_add_explicit(&c->nr_ext, 1, memory_order_relaxed);
+	if (x->deadline) {
+		memcpy(dst, &x->deadline, sizeof(x->deadline));
+		/* relaxed: before the entry is published (its release) */
+		atomic_store_explicit(&e->hits, ENT_EXPIRES, memory_order_relaxed);
+	}
+	e->ext = ext != NULL;
+	if (entry_apart(e))   /* relaxed: a count udc_destroy reads alone (see Ordering) */
+		atomic_fetch_add_explicit(&c->nr_ext, 1, memory_order_relaxed);
 	return 0;
 }
 
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len, uint64_t hash, const void *value, size_t vlen)
+			      size_t len, uint64_t hash, const struct entry_extra *x)
 {
+	static const struct entry_extra none = { 0 };
 	struct slab *s = c->slabs[kind];
-	int cls = slab_class_for_size(s, entry_size(kind, len, vlen > 0));
 
-	udc_assert(cls >= 0 && vlen <= UDC_VALUE_MAX && (!vlen || kind == ENT_POSITIVE));
+	if (!x)
+		x = &none;
+	unsigned extras = (x->vlen ? EXTRA_VALUE : 0) | (x->deadline ? EXTRA_DEADLINE : 0);
+	int cls = slab_class_for_size(s, entry_size(kind, len, extras));
+
+	udc_assert(cls >= 0 && x->vlen <= UDC_VALUE_MAX && (!x->vlen || kind == ENT_POSITIVE));
 	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;
@@ -235,11 +246,11 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	e->kind = kind;
 	e->len = (uint8_t)len;
 	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;
-	if (!vlen && name_fits_inline(kind, len, false)) {
+	if (!extras && name_fits_inline(kind, len, 0)) {
 		memcpy(dst, name, len);
 		return e;
 	}
-	if (entry_apart_fill(c, e, dst, name, value, vlen)) {
+	if (entry_fill(c, e, dst, name, x)) {
 		slab_free_now(s, e);
 		return NULL;
 	}

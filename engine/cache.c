@@ -29,6 +29,7 @@
 #include <linux/membarrier.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIN_BUCKETS_MAX 2048   /* a table's smallest size, at limits from 2 MiB up */
@@ -228,6 +229,33 @@ static int config_check(const struct udc_config *cfg)
 	return 0;
 }
 
+static uint64_t coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* the vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Ticks count from 1 (0 is "no deadline"); past 32 bits, the last one,
+ * at which every deadline has passed: answers expire early, never late. */
+static uint32_t ticks_of(const struct udc_cache *c, uint64_t ns)
+{
+	uint64_t t = ((ns - c->clock_base_ns) >> CACHE_TICK_SHIFT) + 1;
+
+	return t < UINT32_MAX ? (uint32_t)t : UINT32_MAX;
+}
+
+uint32_t cache_ticks(const struct udc_cache *c)
+{
+	return ticks_of(c, coarse_now_ns());
+}
+
+uint32_t cache_deadline(const struct udc_cache *c, uint32_t ttl_ms)
+{
+	return ticks_of(c, coarse_now_ns() + (uint64_t)ttl_ms * 1000000u);
+}
+
 udc_cache *udc_create(const struct udc_config *cfg)
 {
 	int err = config_check(cfg);
@@ -265,6 +293,9 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	c->root = cfg->root;
 	c->backend = cfg->backend;
 	c->flags = cfg->flags;
+	c->clock_base_ns = coarse_now_ns();
+	c->ttl_ms[ENT_POSITIVE] = cfg->positive_ttl_ms;
+	c->ttl_ms[ENT_NEGATIVE] = cfg->negative_ttl_ms;
 	c->membarrier = membarrier_available();
 	atomic_init(&c->names_buckets, c->min_buckets);
 	atomic_init(&c->dirs_buckets, c->min_buckets);

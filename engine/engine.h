@@ -63,6 +63,8 @@ void stats_sum(struct udc_cache *c, struct thread_stats *sum);
 /* Memory accounted in bytes_used: NULL on ENOMEM. */
 void *mem_alloc(struct udc_cache *c, size_t size);
 void mem_free(struct udc_cache *c, void *p, size_t size);
+/* The cache's clock for deadlines (engine/internal.h, Expiry). */
+uint32_t cache_ticks(const struct udc_cache *c);
 /* A thread of the policy's own (the reclaim thread) before its first call. */
 void engine_thread_enter(void);
 
@@ -70,10 +72,11 @@ void engine_thread_enter(void);
 /* Still in the table (acquire: its fields are the published ones)? */
 bool entry_published(const struct udc_entry *e);
 /* Its answer is current (its directory's generation is still its own)? */
-bool entry_is_current(const struct udc_entry *e);
+bool entry_is_current(struct udc_cache *c, const struct udc_entry *e);   /* answers: current, not expired */
 enum entry_kind entry_kind_of(const struct udc_entry *e);
 uint8_t entry_hits(const struct udc_entry *e);
 uint8_t entry_client_tag(const struct udc_entry *e);   /* a negative's; 0 anonymous */
+uint32_t entry_deadline_of(const struct udc_entry *e);  /* 0: none (cache ticks) */
 size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e);
 /* Copy e's key if e is published (false: it is dead).  Outside rcu_read_lock;
  * e is in a slab page (its bytes stay until its free lands). */

@@ -88,9 +88,9 @@ bool entry_published(const struct udc_entry *e)
 	return atomic_load_explicit(&e->published, memory_order_acquire);
 }
 
-bool entry_is_current(const struct udc_entry *e)
+bool entry_is_current(struct udc_cache *c, const struct udc_entry *e)
 {
-	return entry_current(e);
+	return entry_answers(c, e);
 }
 
 enum entry_kind entry_kind_of(const struct udc_entry *e)
@@ -101,7 +101,12 @@ enum entry_kind entry_kind_of(const struct udc_entry *e)
 uint8_t entry_hits(const struct udc_entry *e)
 {
 	/* relaxed: see Ordering, hits */
-	return atomic_load_explicit(&e->hits, memory_order_relaxed);
+	return atomic_load_explicit(&e->hits, memory_order_relaxed) & HITS_MASK;
+}
+
+uint32_t entry_deadline_of(const struct udc_entry *e)
+{
+	return entry_deadline(e);
 }
 
 uint8_t entry_client_tag(const struct udc_entry *e)
@@ -168,9 +173,9 @@ uint8_t entry_hit_spend(struct udc_entry *e)
 	/* relaxed: see Ordering, hits */
 	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
 
-	if (h)
+	if (h & HITS_MASK)   /* the counter only: ENT_EXPIRES stays */
 		atomic_store_explicit(&e->hits, (uint8_t)(h - 1), memory_order_relaxed);
-	return h;
+	return h & HITS_MASK;
 }
 
 uint8_t entry_requeues(const struct udc_entry *e)
@@ -207,14 +212,19 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	cds_lfht_lookup(c->names, key.hash, name_match, &k, &it);
 	if (cds_lfht_iter_get_node(&it) != &old->node)
 		goto out;   /* replaced or dropped since the key was copied */
-	if (!entry_current(old)) {
-		/* Stale: no lookup answers from it; drop it (below). */
+	if (!entry_answers(c, old)) {
+		/* Stale or expired: no lookup answers from it; drop it (below).
+		 * An expired positive's name was not forgotten by its
+		 * directory: its loss is noted first (Ordering). */
+		if (old->kind == ENT_POSITIVE && entry_current(old))
+			dir_drop_note(old->dir);
 		stale = cds_lfht_del(c->names, &old->node) == 0;
 		udc_assert(stale);   /* the stripe is ours: nobody else removes it */
 		goto out;
 	}
 	/* The header field by field (hits is raised by readers: an atomic
-	 * load), the rest (attr, name or its pointer) as bytes. */
+	 * load; its ENT_EXPIRES bit comes along), the rest (attr, name or its
+	 * pointer, the extras) as bytes. */
 	e->dir = old->dir;
 	e->gen = old->gen;
 	e->len = old->len;
@@ -224,8 +234,7 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	/* relaxed: read after published's acquire, by sweepers only */
 	atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed),
 			      memory_order_relaxed);
-	size_t size = entry_size((enum entry_kind)old->kind, old->len,
-				 old->kind == ENT_POSITIVE && (old->type & POS_VALUE));
+	size_t size = entry_size((enum entry_kind)old->kind, old->len, entry_extras(old));
 	/* ino, cookie, name or its pointer, the value's pointer: the parts
 	 * apart now belong to the copy (the old one is freed as a bare slot) */
 	memcpy(e + 1, old + 1, size - sizeof(*old));

@@ -77,6 +77,12 @@
 #define POS_INLINE_MAX 64         /* positive entry <= 112 bytes (with a value's
                                    * pointer, names up to 56 bytes inline) */
 
+/* In e->hits, beside the counter: the entry has a deadline (entry_expired).
+ * Set before it is published and never changed; readers' raises and the
+ * sweeper's spends keep it (they add or take one from the counter). */
+#define ENT_EXPIRES 0x80
+#define HITS_MASK 0x03
+
 /* A positive's type bits: its enum udc_type, and whether it has a value. */
 #define POS_TYPE_MASK 0x7
 #define POS_VALUE 0x8             /* a struct value_blk apart, its pointer after the name */
@@ -152,7 +158,8 @@ struct udc_entry {
 	uint8_t ext : 1;                  /* 1: name stored apart, pointer inline */
 	uint8_t type : 6;                 /* positive: enum udc_type | POS_VALUE;
 	                                   * negative: client tag */
-	_Atomic uint8_t hits;             /* raised by readers (plain store), lowered by reclaim */
+	_Atomic uint8_t hits;             /* HITS_MASK: raised by readers (plain store),
+	                                   * lowered by reclaim; ENT_EXPIRES: fixed */
 	_Atomic uint8_t published;        /* non-zero while in the table: the sweeper's test of
 	                                   * a slot; 1 + the times it was requeued in probation
 	                                   * (entry_requeue_move; written under the stripe) */
@@ -160,7 +167,8 @@ struct udc_entry {
 
 struct udc_neg {
 	struct udc_entry e;
-	char name[];                      /* inline name, or a char * when e.ext */
+	char name[];                      /* inline name, or a char * when e.ext; then,
+	                                   * with ENT_EXPIRES, the deadline */
 };
 
 struct udc_pos {
@@ -168,7 +176,8 @@ struct udc_pos {
 	udc_ino ino;
 	uint64_t cookie;
 	char name[];                      /* inline name or its pointer; then, with
-	                                   * POS_VALUE, the value's pointer (unaligned) */
+	                                   * POS_VALUE, the value's pointer, and with
+	                                   * ENT_EXPIRES the deadline (entry_tail) */
 };
 
 /* A positive's value: allocated apart (jemalloc's size classes), immutable,
@@ -227,6 +236,9 @@ struct udc_cache {
 	struct cds_lfht *dirs;            /* struct udc_dir by hash(ino) */
 	struct hash_key key;
 	udc_ino root;
+	uint64_t clock_base_ns;           /* CLOCK_MONOTONIC_COARSE at create: tick 0 */
+	uint32_t ttl_ms[2];               /* the default life of an answer, by enum
+	                                   * entry_kind; 0: none (udc_config) */
 	const struct udc_backend *backend;
 	uint32_t flags;                   /* UDC_CFG_* */
 	bool membarrier;                  /* sys_membarrier available at create */
@@ -329,16 +341,26 @@ void mem_free_line(struct udc_cache *c, void *p, size_t size);
 /* The cache struct with @stripes stripes; *bytes: its real size. */
 struct udc_cache *cache_struct_alloc(size_t stripes, size_t *bytes);
 void cache_struct_free(struct udc_cache *c);
-/* An entry's bytes in its slot: header, attr, name (or its pointer) and,
- * @valued, the value's pointer. */
-size_t entry_size(enum entry_kind kind, size_t len, bool valued);
+/* An entry's bytes in its slot: header, attr, name (or its pointer) and
+ * its EXTRA_* @extras. */
+size_t entry_size(enum entry_kind kind, size_t len, unsigned extras);
+/* e's EXTRA_* bits. */
+static inline unsigned entry_extras(const struct udc_entry *e);
 /* Its slot bytes and what it holds apart (name, value): an estimate of
  * what dropping it gives back. */
 size_t entry_footprint(const struct udc_entry *e);
-/* In the class the policy chooses for @hash (shrink_entry_class); a
- * positive with @vlen > 0 gets a copy of @value (vlen <= UDC_VALUE_MAX). */
+/* What a new entry holds beside its name: a positive's value (a copy of
+ * @vlen <= UDC_VALUE_MAX bytes, 0: none) and a deadline (cache ticks,
+ * 0: none; cache_deadline). */
+struct entry_extra {
+	const void *value;
+	size_t vlen;
+	uint32_t deadline;
+};
+/* In the class the policy chooses for @hash (shrink_entry_class); @x may
+ * be NULL (nothing beside the name). */
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len, uint64_t hash, const void *value, size_t vlen);
+			      size_t len, uint64_t hash, const struct entry_extra *x);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
@@ -361,6 +383,15 @@ static inline bool entry_current(const struct udc_entry *e)
 	return e->gen == dir_gen(e->dir);
 }
 
+static inline bool entry_expired(const struct udc_cache *c, const struct udc_entry *e);
+/* Does e answer its name: current, and not expired?  (An expired entry
+ * is no answer, but not garbage either: its name was not forgotten by
+ * its directory, so dropping it is a loss for the fill protocol.) */
+static inline bool entry_answers(const struct udc_cache *c, const struct udc_entry *e)
+{
+	return entry_current(e) && !entry_expired(c, e);
+}
+
 /* A negative's client tag lives in its type bits (a negative has no type). */
 static inline uint8_t neg_client(const struct udc_entry *e)
 {
@@ -374,11 +405,21 @@ static inline void neg_client_set(struct udc_entry *e, uint8_t tag)
 	e->type = tag & 0x3f;
 }
 
-/* Does a name of @len bytes live inside its entry (else apart, e->ext)? */
-static inline bool name_fits_inline(enum entry_kind kind, size_t len, bool valued)
+/* What an entry holds after its name: a value's pointer, a deadline. */
+#define EXTRA_VALUE 0x1
+#define EXTRA_DEADLINE 0x2
+static inline size_t extras_size(unsigned extras)
 {
-	return len <= (kind == ENT_POSITIVE ? POS_INLINE_MAX - (valued ? sizeof(void *) : 0)
-					    : NEG_INLINE_MAX);
+	return (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
+	       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+}
+
+/* Does a name of @len bytes live inside its entry (else apart, e->ext)?
+ * The extras take from the inline room, so a class holds the same. */
+static inline bool name_fits_inline(enum entry_kind kind, size_t len, unsigned extras)
+{
+	return len + extras_size(extras) <=
+	       (kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX);
 }
 
 /* Has e parts allocated apart (its name, a value), freed with it? */
@@ -423,15 +464,76 @@ static inline void pos_attr_set(struct udc_pos *p, const struct udc_attr *attr)
 	p->cookie = attr->cookie;
 }
 
+static inline unsigned entry_extras(const struct udc_entry *e)
+{
+	/* relaxed: ENT_EXPIRES is fixed before the entry is published */
+	return (e->kind == ENT_POSITIVE && (e->type & POS_VALUE) ? EXTRA_VALUE : 0) |
+	       (atomic_load_explicit(&e->hits, memory_order_relaxed) & ENT_EXPIRES ?
+			EXTRA_DEADLINE : 0);
+}
+
+/* Where e's name part (the name, or its pointer) ends: its extras follow,
+ * the value's pointer first. */
+static inline const char *entry_tail(const struct udc_entry *e)
+{
+	const char *p = e->kind == ENT_POSITIVE ? ((const struct udc_pos *)e)->name
+						: ((const struct udc_neg *)e)->name;
+
+	return p + (e->ext ? sizeof(char *) : e->len);
+}
+
 /* A positive's value block, or NULL if it has none. */
 static inline const struct value_blk *pos_value(const struct udc_pos *p)
 {
 	const struct value_blk *v = NULL;
 
 	if (p->e.type & POS_VALUE)
-		memcpy(&v, p->name + (p->e.ext ? sizeof(char *) : p->e.len),
-		       sizeof(v));
+		memcpy(&v, entry_tail(&p->e), sizeof(v));
 	return v;
+}
+
+/*
+ * Expiry.  A deadline is a cache tick (CACHE_TICK_SHIFT: 2^26 ns, 67 ms)
+ * counted from the cache's creation on CLOCK_MONOTONIC_COARSE, rounded
+ * down, so an answer expires up to a tick early and never more than the
+ * clock's own step (a jiffy) late; 32 bits last 9 years, after which
+ * every deadline has passed (answers with one are misses: early, never
+ * wrong).  A hit reads the clock only for an entry that has a deadline.
+ */
+#define CACHE_TICK_SHIFT 26
+/* cache_ticks(): now, in ticks (engine/engine.h). */
+/* The deadline @ttl_ms from now (>= 1: 0 is "none"). */
+uint32_t cache_deadline(const struct udc_cache *c, uint32_t ttl_ms);
+
+/* The deadline of a new answer of @kind given @ttl_ms (0: the cache's
+ * default for the kind; UDC_TTL_NONE: none), or 0 for none. */
+static inline uint32_t cache_deadline_for(const struct udc_cache *c, enum entry_kind kind,
+					  uint32_t ttl_ms)
+{
+	if (!ttl_ms)
+		ttl_ms = c->ttl_ms[kind];
+	return ttl_ms && ttl_ms != UDC_TTL_NONE ? cache_deadline(c, ttl_ms) : 0;
+}
+
+/* e's deadline, 0 if it has none. */
+static inline uint32_t entry_deadline(const struct udc_entry *e)
+{
+	uint32_t deadline = 0;
+	unsigned extras = entry_extras(e);
+
+	if (extras & EXTRA_DEADLINE)
+		memcpy(&deadline, entry_tail(e) + (extras & EXTRA_VALUE ? sizeof(void *) : 0),
+		       sizeof(deadline));
+	return deadline;
+}
+
+/* Has e's deadline passed (an expired answer is a miss)? */
+static inline bool entry_expired(const struct udc_cache *c, const struct udc_entry *e)
+{
+	/* relaxed: ENT_EXPIRES is fixed before the entry is published */
+	if (__builtin_expect(!(atomic_load_explicit(&e->hits, memory_order_relaxed) & ENT_EXPIRES), 1))
+		return false;
+	return cache_ticks(c) >= entry_deadline(e);
 }
 
 /* A caller's value buffer (@value, *@value_len bytes) as a value_out:

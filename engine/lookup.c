@@ -50,11 +50,10 @@ struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struc
 	return n ? caa_container_of(n, struct udc_entry, node) : NULL;
 }
 
-static inline void entry_hit(struct udc_entry *e)
+/* A hit on e, whose hits byte was @h: the counter raised (ENT_EXPIRES kept). */
+static inline void entry_hit(struct udc_entry *e, uint8_t h)
 {
-	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
-
-	if (h < HITS_MAX)   /* only ever raise a counter that was lower */
+	if ((h & HITS_MASK) < HITS_MAX)   /* only ever raise a counter that was lower */
 		atomic_store_explicit(&e->hits, (uint8_t)(h + 1), memory_order_relaxed);
 }
 
@@ -100,9 +99,12 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, &k);
-	if (e && entry_current(e)) {
+	/* relaxed: see Ordering (the counter); ENT_EXPIRES is fixed */
+	uint8_t h = e ? atomic_load_explicit(&e->hits, memory_order_relaxed) : 0;
+	bool current = e && entry_current(e);
+	if (current && __builtin_expect(!(h & ENT_EXPIRES) || !entry_expired(c, e), 1)) {
 		matched = true;
-		entry_hit(e);
+		entry_hit(e, h);
 		if (e->kind == ENT_POSITIVE) {
 			if (out)
 				pos_attr_copy(out, (const struct udc_pos *)e);
@@ -112,9 +114,11 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 			r = UDC_NEGATIVE;
 		}
 	} else {
-		/* The miss path: a complete directory answers negative. */
+		/* The miss path: a complete directory answers negative, but
+		 * not for a name whose answer expired (it may exist). */
 		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
-		if (d && dir_complete_rcu(d))
+		matched = current;   /* expired: still a cached name's bytes */
+		if (d && !current && dir_complete_rcu(d))
 			r = UDC_NEGATIVE;
 		else if (miss_pin && d && dir_pin_rcu(c, d))
 			*miss_pin = d;   /* the miss's caller asks the backend: no second lookup */

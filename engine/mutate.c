@@ -164,6 +164,9 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		stat_add(ts, neg_added, 1);
 	}
 	entry_count(c, ts, 1, (int64_t)entry_slot_size(c, e));
+	uint32_t deadline = entry_deadline(e);
+	if (deadline)
+		shrink_expiry_noted(c->shrink, deadline);
 
 	/* release: a sweeper that reads 1 (acquire) sees the entry's fields:
 	 * Ordering (A) */
@@ -194,27 +197,29 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 	return size;
 }
 
-/* The current positive attr cached for k (and its value, @vo may be
- * NULL), under rcu_read_lock. */
+/* The positive answer cached for k (its value too, @vo may be NULL; and
+ * its deadline, @deadline may be NULL), under rcu_read_lock. */
 static bool cached_attr_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-			    struct udc_attr *out, struct value_out *vo)
+			    struct udc_attr *out, struct value_out *vo, uint32_t *deadline)
 {
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
 
-	if (!e || e->kind != ENT_POSITIVE || !entry_current(e))
+	if (!e || e->kind != ENT_POSITIVE || !entry_answers(c, e))
 		return false;
 	pos_attr_copy(out, entry_pos(e));
 	pos_value_copy(vo, entry_pos(e));
+	if (deadline)
+		*deadline = entry_deadline(e);
 	return true;
 }
 
 /* The same with the stripe locked. */
 static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-			       struct udc_attr *out, struct value_out *vo)
+			       struct udc_attr *out, struct value_out *vo, uint32_t *deadline)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	rcu_read_lock();
-	bool found = cached_attr_rcu(c, hash, k, out, vo);
+	bool found = cached_attr_rcu(c, hash, k, out, vo, deadline);
 	rcu_read_unlock();
 	return found;
 }
@@ -229,10 +234,10 @@ static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct 
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (e && entry_current(e))
+	if (e && entry_answers(c, e))
 		absent = e->kind == ENT_NEGATIVE;
-	else
-		absent = dir_complete_rcu(d);
+	else   /* an expired answer: not known (nor by completeness) */
+		absent = !(e && entry_current(e)) && dir_complete_rcu(d);
 	rcu_read_unlock();
 	return absent;
 }
@@ -270,12 +275,11 @@ static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, co
 }
 
 /* A positive for op's name with @attr (NULL: filled in later, pos_attr_set)
- * and a copy of the value (@vlen bytes, 0: none). */
+ * and @x's value and deadline. */
 static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op,
-				   const struct udc_attr *attr, const void *value, size_t vlen)
+				   const struct udc_attr *attr, const struct entry_extra *x)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash,
-					  value, vlen);
+	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash, x);
 
 	if (e && attr)
 		pos_attr_set(entry_pos(e), attr);
@@ -284,9 +288,13 @@ static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op
 	return e;
 }
 
-static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op, uint8_t tag)
+/* A negative for op's name, of client @tag, with a life of @ttl_ms
+ * (cache_deadline_for). */
+static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op, uint8_t tag,
+				   uint32_t ttl_ms)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash, NULL, 0);
+	const struct entry_extra x = { .deadline = cache_deadline_for(c, ENT_NEGATIVE, ttl_ms) };
+	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash, &x);
 
 	if (e) {
 		e->dir = op->d;
@@ -353,7 +361,8 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 
 /* udc_add and udc_add_value: the value's arguments checked. */
 static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
-			const struct udc_attr *attr, const void *value, size_t vlen)
+			const struct udc_attr *attr, const void *value, size_t vlen,
+			uint32_t ttl_ms)
 {
 	struct name_op op;
 	int r = call_check(c, dir, name, len);
@@ -363,8 +372,8 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	if (!attr_valid(attr))
 		return -EINVAL;
 	if (name_is_dotdot(name, len)) {
-		if (vlen)
-			return -EINVAL;   /* a ".." record holds no value */
+		if (vlen || ttl_ms)
+			return -EINVAL;   /* a ".." record holds no value, and no life */
 		thread_enter();
 		return add_parent(c, dir, attr);
 	}
@@ -373,8 +382,12 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		return r;
 	struct udc_dir *child = attr->type == UDC_TYPE_DIR ? dir_get(c, attr->ino) : NULL;
 	struct udc_entry *e = NULL;
+	const struct entry_extra x = {
+		.value = value, .vlen = vlen,
+		.deadline = cache_deadline_for(c, ENT_POSITIVE, ttl_ms),
+	};
 	if (attr->type != UDC_TYPE_DIR || child)
-		e = pos_alloc(c, &op, attr, value, vlen);
+		e = pos_alloc(c, &op, attr, &x);
 	if (e) {
 		udc_mutex_lock(&op.s->lock);
 		inflight_mark_stale_locked(op.s, op.hash, &op.k);
@@ -396,18 +409,25 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 
 int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
 {
-	return add_positive(c, dir, name, len, attr, NULL, 0);
+	return add_positive(c, dir, name, len, attr, NULL, 0, 0);
 }
 
 int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
-		  const struct udc_attr *attr, const void *value, size_t value_len)
+		  const struct udc_attr *attr, const void *value, size_t value_len,
+		  uint32_t ttl_ms)
 {
 	if (value_len > UDC_VALUE_MAX || (value_len && !value))
 		return -EINVAL;
-	return add_positive(c, dir, name, len, attr, value, value_len);
+	return add_positive(c, dir, name, len, attr, value, value_len, ttl_ms);
 }
 
 int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, uint32_t client)
+{
+	return udc_add_negative_ttl(c, dir, name, len, client, 0);
+}
+
+int udc_add_negative_ttl(udc_cache *c, udc_ino dir, const char *name, size_t len,
+			 uint32_t client, uint32_t ttl_ms)
 {
 	struct name_op op;
 	int r = name_op_init(&op, c, dir, name, len);
@@ -417,7 +437,7 @@ int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, ui
 	bool complete = dir_is_complete(op.d);
 	uint8_t tag = shrink_client_tag(c->shrink, client);
 	bool keep = !complete && dir_admits_negative(c, op.d, tag);
-	struct udc_entry *e = keep ? neg_alloc(c, &op, tag) : NULL;
+	struct udc_entry *e = keep ? neg_alloc(c, &op, tag, ttl_ms) : NULL;
 	if (keep && !e) {
 		name_op_done(c, &op);
 		return -ENOMEM;
@@ -459,7 +479,7 @@ static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir,
 	u->neg = NULL;
 	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
 		return r;
-	u->neg = neg_alloc(c, &u->op, 0);
+	u->neg = neg_alloc(c, &u->op, 0, 0);
 	if (u->neg)
 		return 0;
 	name_op_done(c, &u->op);
@@ -475,7 +495,7 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 	struct name_op *op = &u->op;
 
 	lock_assert_held(&op->s->lock);
-	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, NULL))
+	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, NULL, NULL))
 		u->was.ino = UDC_INO_NONE;
 	inflight_mark_stale_locked(op->s, op->hash, &op->k);
 	if (u->neg)
@@ -646,6 +666,7 @@ struct rename_op {
 	struct udc_entry *pos;        /* the new name's entry, published if the old was known */
 	struct udc_dir *moved_dir;    /* the moved object's directory object, if any (pinned) */
 	struct value_out value;       /* the old name's value when pos was made (into buf) */
+	uint32_t deadline;            /* and its deadline */
 	unsigned char buf[UDC_VALUE_MAX];
 };
 
@@ -693,13 +714,16 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	uint32_t ngen = dir_gen(n->d);
 	unsigned char now_buf[UDC_VALUE_MAX];
 	struct value_out now = { .buf = now_buf, .room = sizeof(now_buf) };
-	/* The old name's value must be the one copied into pos before the
-	 * locks (a udc_add_value of it in between): else it is not known. */
-	bool known = cached_attr_locked(c, o->hash, &o->k, &was, &now) &&
+	uint32_t now_deadline;
+	/* The old name's value and deadline must be the ones copied into pos
+	 * before the locks (a udc_add_value of it in between): else it is
+	 * not known. */
+	bool known = cached_attr_locked(c, o->hash, &o->k, &was, &now, &now_deadline) &&
 		     (ro->moved == UDC_INO_NONE || ro->moved == was.ino) &&
-		     now.len == ro->value.len && memcmp(now_buf, ro->buf, now.len) == 0;
+		     now.len == ro->value.len && memcmp(now_buf, ro->buf, now.len) == 0 &&
+		     now_deadline == ro->deadline;
 	bool target_absent = false;
-	if (!cached_attr_locked(c, n->hash, &n->k, &target, NULL)) {
+	if (!cached_attr_locked(c, n->hash, &n->k, &target, NULL, NULL)) {
 		target.ino = UDC_INO_NONE;
 		target_absent = name_absent_locked(c, n->hash, &n->k, n->d);
 	}
@@ -754,10 +778,15 @@ static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odi
 	ro->value = (struct value_out){ .buf = ro->buf, .room = sizeof(ro->buf) };
 	struct udc_attr peek;
 	rcu_read_lock();
-	if (!cached_attr_rcu(c, ro->old.op.hash, &ro->old.op.k, &peek, &ro->value))
+	if (!cached_attr_rcu(c, ro->old.op.hash, &ro->old.op.k, &peek, &ro->value, &ro->deadline)) {
 		ro->value.len = 0;
+		ro->deadline = 0;
+	}
 	rcu_read_unlock();
-	ro->pos = pos_alloc(c, &ro->n, NULL, ro->buf, ro->value.len);
+	const struct entry_extra x = {
+		.value = ro->buf, .vlen = ro->value.len, .deadline = ro->deadline,
+	};
+	ro->pos = pos_alloc(c, &ro->n, NULL, &x);
 	if (!ro->pos) {
 		if (ro->old.neg)
 			entry_free_now(c, ro->old.neg);

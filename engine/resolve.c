@@ -70,18 +70,22 @@ static int backend_checked(int r, const struct udc_attr *attr)
  * vo->len.  The answer is checked (backend_checked; a value too long is
  * -EIO). */
 static int backend_ask(struct udc_cache *c, const struct udc_call *call, udc_ino dir,
-		       const char *name, size_t len, struct udc_attr *attr, struct value_out *vo)
+		       const char *name, size_t len, struct udc_attr *attr, struct value_out *vo,
+		       uint32_t *ttl_ms)
 {
 	const struct udc_backend *b = c->backend;
 	void *ctx = call ? call->ctx : NULL;
 	unsigned char scratch[UDC_VALUE_MAX];
 	size_t vlen = 0;
+	uint32_t ttl = 0;
 	int r;
 
 	if (!b->lookup_value)
 		r = b->lookup(ctx, dir, name, len, attr);
 	else
-		r = b->lookup_value(ctx, dir, name, len, attr, vo ? vo->buf : scratch, &vlen);
+		r = b->lookup_value(ctx, dir, name, len, attr, vo ? vo->buf : scratch, &vlen, &ttl);
+	if (ttl_ms)
+		*ttl_ms = ttl;
 	r = backend_checked(r, attr);
 	if (r == 0 && vlen > UDC_VALUE_MAX)
 		r = -EIO;
@@ -105,7 +109,7 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	dir_parent_snap(c, d, &snap);
 	stat_add(thread_stats(c), backend_calls, 1);
 	UDC_PROBE(backend_call, dir, "..", (size_t)2);
-	int r = backend_ask(c, call, dir, "..", 2, &attr, NULL);
+	int r = backend_ask(c, call, dir, "..", 2, &attr, NULL, NULL);
 	if (r == 0 && attr.type != UDC_TYPE_DIR)
 		r = -EIO;
 	UDC_PROBE(backend_return, dir, r, r ? UDC_INO_NONE : attr.ino);
@@ -191,7 +195,7 @@ static void inflight_abandon(void *arg)
  * thread that exits or is cancelled in it leaves nothing behind
  * (inflight_abandon). */
 static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const struct name_key *k,
-			  const struct udc_call *call, struct udc_attr *attr)
+			  const struct udc_call *call, struct udc_attr *attr, uint32_t *ttl_ms)
 {
 	int r;
 
@@ -199,7 +203,7 @@ static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const stru
 	UDC_PROBE(backend_call, k->dir, k->name, k->len);
 	pthread_cleanup_push(inflight_abandon, oe);
 	/* a contract broken: reported, nothing cached */
-	r = backend_ask(c, call, k->dir, k->name, k->len, attr, &oe->ph->value);
+	r = backend_ask(c, call, k->dir, k->name, k->len, attr, &oe->ph->value, ttl_ms);
 	pthread_cleanup_pop(0);
 	UDC_PROBE(backend_return, k->dir, r, r ? UDC_INO_NONE : attr->ino);
 	return r;
@@ -210,18 +214,25 @@ static int backend_lookup(struct udc_cache *c, struct owner_exit *oe, const stru
 static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 				      const struct name_key *k, uint64_t hash, int r,
 				      const struct udc_attr *attr, const struct value_out *value,
-				      const struct udc_call *call)
+				      uint32_t ttl_ms, const struct udc_call *call)
 {
 	struct udc_entry *fresh = NULL;
 
 	if (r == 0) {
-		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash, value->buf, value->len);
+		const struct entry_extra x = {
+			.value = value->buf, .vlen = value->len,
+			.deadline = cache_deadline_for(c, ENT_POSITIVE, ttl_ms),
+		};
+		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash, &x);
 		if (fresh)
 			pos_attr_set(entry_pos(fresh), attr);
 	} else if (r == -ENOENT && !dir_is_complete(d)) {
 		uint8_t tag = shrink_client_tag(c->shrink, call ? call->client : 0);
 		if (dir_admits_negative(c, d, tag)) {
-			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash, NULL, 0);
+			const struct entry_extra x = {
+				.deadline = cache_deadline_for(c, ENT_NEGATIVE, ttl_ms),
+			};
+			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash, &x);
 			if (fresh)
 				neg_client_set(fresh, tag);
 		} else {
@@ -243,7 +254,7 @@ static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (e && entry_current(e)) {
+	if (e && entry_answers(c, e)) {
 		r = e->kind == ENT_POSITIVE ? 0 : -ENOENT;
 		if (r == 0 && out)
 			pos_attr_copy(out, (const struct udc_pos *)e);
@@ -313,10 +324,11 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 
 	struct owner_exit oe = { .c = c, .s = s, .ph = &ph, .d = d };
 	struct udc_attr attr = { 0 };
-	r = backend_lookup(c, &oe, &k, call, &attr);
+	uint32_t ttl_ms = 0;
+	r = backend_lookup(c, &oe, &k, call, &attr, &ttl_ms);
 
 	/* Allocate what caching the answer needs before taking the lock. */
-	struct udc_entry *fresh = answer_entry(c, d, &k, hash, r, &attr, &ph.value, call);
+	struct udc_entry *fresh = answer_entry(c, d, &k, hash, r, &attr, &ph.value, ttl_ms, call);
 	struct udc_dir *child = r == 0 && attr.type == UDC_TYPE_DIR ? dir_get(c, attr.ino) : NULL;
 	if (fresh)
 		fresh->gen = ph.gen;

@@ -64,6 +64,7 @@ typedef uint64_t udc_ino;              /* the backing store's identity of an obj
 #define UDC_NAME_MAX 255               /* longest name, in bytes */
 #define UDC_PATH_MAX 4096              /* longest path given to udc_walk, in bytes */
 #define UDC_VALUE_MAX 256              /* longest value a positive carries, in bytes */
+#define UDC_TTL_NONE UINT32_MAX        /* an answer that never expires (see "Expiry") */
 
 typedef struct udc_cache udc_cache;    /* opaque */
 
@@ -126,9 +127,12 @@ struct udc_backend {
 	 * udc_add_value): write up to *value_len bytes (UDC_VALUE_MAX) at
 	 * value and set *value_len to their number (0: none; it is 0 on
 	 * entry).  A length past UDC_VALUE_MAX is -EIO.  ".." answers keep
-	 * no value (the parent's value is its entry's, in its own parent). */
+	 * no value (the parent's value is its entry's, in its own parent).
+	 * *ttl_ms (0 on entry: the cache's default) may be set to the
+	 * answer's life, positive or -ENOENT (see "Expiry"). */
 	int (*lookup_value)(void *ctx, udc_ino dir, const char *name, size_t len,
-			    struct udc_attr *out, void *value, size_t *value_len);
+			    struct udc_attr *out, void *value, size_t *value_len,
+			    uint32_t *ttl_ms);
 };
 
 struct udc_call {                      /* per call: whose work this is */
@@ -155,6 +159,9 @@ struct udc_config {
 	                                * ages after its last hit: a hit within an
 	                                * age keeps it another); 0 = default
 	                                * (600000); UINT32_MAX = never */
+	uint32_t positive_ttl_ms;      /* the life of a positive answer that is given
+	                                * none of its own (see "Expiry"); 0 = none */
+	uint32_t negative_ttl_ms;      /* the same for negative answers; 0 = none */
 };
 #define UDC_CONFIG_INIT { .size = sizeof(struct udc_config) }
 /* The smallest memory limit udc_create() accepts (and the smallest
@@ -280,6 +287,26 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		const struct udc_call *call, struct udc_attr *out);
 
 /*
+ * Expiry: an answer may have a life, after which it is a miss (the
+ * backend is asked again) and reclaim drops it first: for a store with
+ * writers the cache is not told of (a FUSE reply's entry timeout, NFS's
+ * acdirmin).  Each answer's ttl_ms is given by the call that caches it
+ * (udc_add_value, udc_add_negative_ttl, the backend's lookup_value), 0
+ * meaning the cache's default for its kind (udc_config.positive_ttl_ms,
+ * negative_ttl_ms; 0 there: none), UDC_TTL_NONE never.  udc_add,
+ * udc_add_negative and a backend without lookup_value give 0; a rename
+ * keeps the moved answer's deadline.  Deadlines are kept in steps of 2^26
+ * ns (67 ms) from the cache's creation, rounded down: an answer expires up
+ * to 67 ms early, never later than the kernel's coarse clock step (a
+ * jiffy, 1-10 ms); a life under 67 ms may end at once.  A lookup reads
+ * the clock (CLOCK_MONOTONIC_COARSE, no system call) only for an entry
+ * that has a deadline.  A complete directory's answers for the names it
+ * does not hold do not expire, and an expired answer in it is a miss (not
+ * a negative); an embedder with outside writers invalidates directories
+ * (or does not complete them) on its own schedule.
+ */
+
+/*
  * Values: a positive answer may carry an embedder-defined value of up to
  * UDC_VALUE_MAX bytes (attributes, a file handle, an object key), set by
  * udc_add_value() or by the backend's lookup_value, and copied out on a hit
@@ -381,14 +408,17 @@ UDC_API int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	    const struct udc_attr *attr);
 
 /**
- * udc_add_value() - udc_add(), with a value the name's lookups return.
- * @value: @value_len bytes (0..UDC_VALUE_MAX; 0: no value, as udc_add),
- *         copied.
+ * udc_add_value() - udc_add(), with a value the name's lookups return and
+ * a life.
+ * @value:  @value_len bytes (0..UDC_VALUE_MAX; 0: no value), copied.
+ * @ttl_ms: the answer's life (see "Expiry"): 0 the cache's default,
+ *          UDC_TTL_NONE none.
  * Return: as udc_add(); -EINVAL also for @value_len past UDC_VALUE_MAX, a
- * length with @value NULL, or a value for "..".
+ * length with @value NULL, or a value or a life for "..".
  */
 UDC_API int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
-		  const struct udc_attr *attr, const void *value, size_t value_len);
+		  const struct udc_attr *attr, const void *value, size_t value_len,
+		  uint32_t ttl_ms);
 
 /**
  * udc_add_negative() - @name is known not to exist in @dir.
@@ -398,6 +428,13 @@ UDC_API int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t le
  */
 UDC_API int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		     uint32_t client);
+
+/**
+ * udc_add_negative_ttl() - udc_add_negative(), with a life (see "Expiry"):
+ * @ttl_ms 0 the cache's default, UDC_TTL_NONE none.
+ */
+UDC_API int udc_add_negative_ttl(udc_cache *c, udc_ino dir, const char *name, size_t len,
+			 uint32_t client, uint32_t ttl_ms);
 
 /**
  * udc_remove() - @name was unlinked from @dir.  Drops the entry, or with

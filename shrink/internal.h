@@ -87,6 +87,10 @@ struct shrink {
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */
+	_Atomic uint32_t expiry_next;     /* the earliest deadline of an answer published
+	                                   * (or found by the last garbage round) and not
+	                                   * yet swept; UINT32_MAX: none (relaxed: a hint,
+	                                   * lowered by a CAS off the lock) */
 	uint64_t garbage_round_ns;        /* when the last round began (CLOCK_MONOTONIC) */
 	_Atomic uint64_t sweep_inline_next_ns;  /* without the thread: when a call may
 	                                         * sweep garbage or trim next (read off the lock) */
@@ -144,6 +148,8 @@ void open_release(struct udc_cache *c, uint64_t stamp_max);
 bool sweep_age(struct shrink *sh, size_t budget);
 /* Whether a garbage round should run now; lock held. */
 bool sweep_garbage_due(struct shrink *sh);
+/* The earliest deadline passed: a unit of garbage noted (a round runs). */
+void sweep_expiry_check(struct shrink *sh);
 /* Drop garbage, at most @budget work units, lock held: true if more remains. */
 bool sweep_garbage(struct shrink *sh, size_t budget);
 /* Trim directories past their bound (their oldest unhit negatives), at

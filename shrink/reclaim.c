@@ -363,6 +363,7 @@ static void reap_inline(struct shrink *sh)
 /* Garbage or a trim is waiting (relaxed: estimates). */
 static bool sweeps_pending(struct shrink *sh)
 {
+	sweep_expiry_check(sh);
 	return atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0 ||
 	       atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0;
 }
@@ -724,6 +725,7 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 	sh->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	sh->no_thread = cfg->flags & UDC_CFG_NO_RECLAIM_THREAD;
+	atomic_init(&sh->expiry_next, UINT32_MAX);
 	udc_mutex_init(&sh->lock);
 	udc_mutex_init(&sh->resize_lock);
 	if (sweep_create(sh)) {

@@ -59,6 +59,9 @@ void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, 
 /* A directory's generation moved on, leaving about @entries entries
  * behind as garbage to sweep. */
 void shrink_dir_forgotten(struct shrink *sh, int64_t entries);
+/* An answer with a deadline (cache ticks, engine/internal.h's Expiry) was
+ * published: a garbage round runs once the earliest such passes. */
+void shrink_expiry_noted(struct shrink *sh, uint32_t deadline);
 /* A mutating call or a miss is done (reclaim inline, throttle). */
 void shrink_after_call(struct shrink *sh);
 /* A name was dropped (pages may be sparse now: compaction). */

@@ -453,7 +453,7 @@ static void visit_probation(void *arg, void *obj)
 
 	if (!entry_key_copy(c, e, &key))
 		return;   /* dead: its free is on the way */
-	bool stale = !entry_is_current(e);
+	bool stale = !entry_is_current(c, e);
 	bool hit = !stale && entry_hits(e);
 	if (hit || (!stale && requeue_due(sp, e))) {
 		/* promoted to main, or requeued: the copy lands in an open
@@ -485,7 +485,7 @@ static void visit_main(void *arg, void *obj)
 
 	if (!entry_published(e))
 		return;
-	bool stale = !entry_is_current(e);
+	bool stale = !entry_is_current(sp->c, e);
 	if (!stale && entry_hit_spend(e))
 		return;   /* hit since the last visit: kept, one hit spent */
 	if (entry_key_copy(sp->c, e, &key))
@@ -753,16 +753,24 @@ void shrink_dir_forgotten(struct shrink *sh, int64_t entries)
 		atomic_fetch_add_explicit(&sh->garbage_pending, entries, memory_order_relaxed);
 }
 
-/* Drop garbage (a stale entry); leave the others as they are (hits untouched). */
+/* Drop garbage (a stale or expired entry); leave the others as they are
+ * (hits untouched), noting the deadlines still ahead. */
 static void visit_garbage(void *arg, void *obj)
 {
 	struct sweep_pass *sp = arg;
 	struct udc_entry *e = obj;
 	struct entry_key key;
 
-	if (!entry_published(e) || entry_is_current(e) || !entry_key_copy(sp->c, e, &key))
+	if (!entry_published(e))
 		return;
-	evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_STALE);
+	if (entry_is_current(sp->c, e)) {
+		uint32_t deadline = entry_deadline_of(e);
+		if (deadline)   /* ahead: the next round's */
+			shrink_expiry_noted(sp->sh, deadline);
+		return;
+	}
+	if (entry_key_copy(sp->c, e, &key))
+		evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_STALE);
 }
 
 /*
@@ -777,9 +785,43 @@ static void visit_garbage(void *arg, void *obj)
 #define STALE_ROUND_SHARE 16
 #define STALE_ROUND_NS 1000000000ull
 
+/*
+ * Expiry: answers with a deadline are garbage once it passes.  The
+ * earliest deadline published is kept (shrink_expiry_noted: a relaxed
+ * load, and a CAS only for an earlier one, which is rare as deadlines
+ * grow with time); once it passes, one unit of garbage is noted, so that
+ * a garbage round runs (within RECLAIM_THREAD_PERIOD_MS with the thread,
+ * in the calls' paced batches without it) and drops every expired entry
+ * (visit_garbage: entry_is_current is false for them); the round notes
+ * again the deadlines it passes that are still ahead.
+ */
+void shrink_expiry_noted(struct shrink *sh, uint32_t deadline)
+{
+	/* relaxed: a hint; the CAS keeps the minimum */
+	uint32_t cur = atomic_load_explicit(&sh->expiry_next, memory_order_relaxed);
+
+	while (deadline < cur &&
+	       !atomic_compare_exchange_weak_explicit(&sh->expiry_next, &cur, deadline,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+void sweep_expiry_check(struct shrink *sh)
+{
+	/* relaxed: a hint (see shrink_expiry_noted) */
+	uint32_t next = atomic_load_explicit(&sh->expiry_next, memory_order_relaxed);
+
+	if (next == UINT32_MAX || cache_ticks(sh->c) < next)
+		return;
+	/* One caller takes it: the exchange's winner (relaxed: a hint). */
+	if (atomic_exchange_explicit(&sh->expiry_next, UINT32_MAX, memory_order_relaxed) != UINT32_MAX)
+		atomic_fetch_add_explicit(&sh->garbage_pending, 1, memory_order_relaxed);
+}
+
 bool sweep_garbage_due(struct shrink *sh)
 {
 	lock_assert_held(&sh->lock);
+	sweep_expiry_check(sh);
 	/* relaxed: estimates (garbage_round and garbage_round_ns: sh->lock, held) */
 	int64_t pending = atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed);
 	int64_t entries = cache_nr_entries(sh->c);
@@ -853,7 +895,7 @@ static void visit_trim(void *arg, void *obj)
 	uint64_t negatives;
 
 	if (!entry_dir_counts(e, &positives, &negatives) || negatives <= shrink_dir_bound(positives) ||
-	    entry_hits(e) || !entry_is_current(e) || !entry_key_copy(sp->c, e, &key))
+	    entry_hits(e) || !entry_is_current(sp->c, e) || !entry_key_copy(sp->c, e, &key))
 		return;
 	if (evict_entry(sp, e, &key, false, UDC_PROBE_EVICT_BOUND))
 		/* relaxed: a work estimate */

@@ -344,13 +344,27 @@ static size_t value_of(const struct udc_attr *a, unsigned char *buf)
 	return len;
 }
 
+/* Some answers expire (ttl_pick): an expired one is a miss, asked again. */
+static uint32_t ttl_pick(uint64_t x)
+{
+	switch (x % 4) {
+	case 0:
+		return 0;   /* the cache's default */
+	case 1:
+		return UDC_TTL_NONE;
+	default:
+		return (uint32_t)(x / 4 % 400);   /* under 0.4 s, some at once */
+	}
+}
+
 static int be_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len,
-			   struct udc_attr *out, void *value, size_t *value_len)
+			   struct udc_attr *out, void *value, size_t *value_len, uint32_t *ttl_ms)
 {
 	int r = be_lookup(ctx, dir, name, len, out);
 
 	if (r == 0)
 		*value_len = value_of(out, value);
+	*ttl_ms = ttl_pick(dir * 31 + len * 7 + (uint64_t)name[0] + out->ino);
 	return r;
 }
 
@@ -588,7 +602,8 @@ static void must(int r, const char *what)
 static void tell_add(udc_ino dir, const char *nm, const struct udc_attr *a)
 {
 	unsigned char v[UDC_VALUE_MAX];
-	int r = udc_add_value(cache, dir, nm, strlen(nm), a, v, value_of(a, v));
+	int r = udc_add_value(cache, dir, nm, strlen(nm), a, v, value_of(a, v),
+			      ttl_pick(a->ino * 13 + a->cookie));
 
 	if (r)
 		must(udc_invalidate(cache, dir, nm, strlen(nm)), "invalidate after failed add");
@@ -866,6 +881,8 @@ int diffstress_run(const struct diffstress_options *o)
 	cfg.backend = &backend;
 	cfg.memory_limit = memory;
 	cfg.flags = flags;
+	cfg.positive_ttl_ms = 2000;   /* the default of the answers told with 0 */
+	cfg.negative_ttl_ms = 300;
 	cache = udc_create(&cfg);
 	if (!cache) {
 		perror("udc_create");

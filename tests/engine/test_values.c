@@ -48,9 +48,13 @@ static int value_version(udc_ino ino, const unsigned char *buf, size_t len, unsi
 static atomic_int be_value_calls;
 static size_t be_value_len_override;   /* past UDC_VALUE_MAX: a broken backend */
 
+static uint32_t be_ttl_ms;   /* the life the backend gives its answers */
+
 static int be_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len,
-			   struct udc_attr *out, void *value, size_t *value_len)
+			   struct udc_attr *out, void *value, size_t *value_len, uint32_t *ttl_ms)
 {
+	cr_assert_eq(*ttl_ms, 0, "lookup_value is called with *ttl_ms 0");
+	*ttl_ms = be_ttl_ms;
 	atomic_fetch_add(&be_value_calls, 1);
 	cr_assert_eq(*value_len, 0, "lookup_value is called with *value_len 0");
 	int r = model_backend.lookup(ctx, dir, name, len, out);
@@ -75,6 +79,7 @@ static void setup(void)
 	tc_store_add(&env, TC_ROOT, "d", D_INO, UDC_TYPE_DIR, 0xD);
 	atomic_store(&be_value_calls, 0);
 	be_value_len_override = 0;
+	be_ttl_ms = 0;
 }
 
 static void teardown(void)
@@ -90,7 +95,7 @@ static int add_v(udc_ino dir, const char *name, udc_ino ino, unsigned version)
 	size_t n = value_make(ino, version, v);
 	struct udc_attr a = tc_attr(ino, UDC_TYPE_REG, version);
 
-	return udc_add_value(env.c, dir, name, strlen(name), &a, v, n);
+	return udc_add_value(env.c, dir, name, strlen(name), &a, v, n, 0);
 }
 
 /* (dir, name) is POSITIVE as ino with value_make(ino, version), exactly. */
@@ -132,7 +137,9 @@ Test(values, round_trip_across_name_and_value_sizes)
 				v[k] = (unsigned char)(k * 13 + i + j);
 			ino++;
 			struct udc_attr a = tc_attr(ino, UDC_TYPE_SYMLINK, ino * 3), out;
-			cr_assert_eq(udc_add_value(env.c, D_INO, name, nl, &a, v, vl), 0);
+			/* with and without a deadline (after the value's pointer) */
+			uint32_t ttl = j % 3 == 0 ? 0 : j % 3 == 1 ? 600000 : UDC_TTL_NONE;
+			cr_assert_eq(udc_add_value(env.c, D_INO, name, nl, &a, v, vl, ttl), 0);
 			size_t n = sizeof(got);
 			cr_assert_eq(udc_lookup_value(env.c, D_INO, name, nl, &out, got, &n),
 				     UDC_POSITIVE);
@@ -173,11 +180,11 @@ Test(values, bad_arguments_change_nothing)
 
 	cr_assert_eq(add_v(D_INO, "f", 600, 1), 0);
 	struct udc_stats before = tc_stats(env.c);
-	cr_assert_eq(udc_add_value(env.c, D_INO, "f", 1, &a, v, UDC_VALUE_MAX + 1), -EINVAL);
-	cr_assert_eq(udc_add_value(env.c, D_INO, "f", 1, &a, NULL, 4), -EINVAL);
-	cr_assert_eq(udc_add_value(env.c, D_INO, "..", 2, &a, v, 4), -EINVAL, "\"..\" has no value");
-	cr_assert_eq(udc_add_value(env.c, D_INO, "a/b", 3, &a, v, 4), -EINVAL);
-	cr_assert_eq(udc_add_value(NULL, D_INO, "f", 1, &a, v, 4), -EINVAL);
+	cr_assert_eq(udc_add_value(env.c, D_INO, "f", 1, &a, v, UDC_VALUE_MAX + 1, 0), -EINVAL);
+	cr_assert_eq(udc_add_value(env.c, D_INO, "f", 1, &a, NULL, 4, 0), -EINVAL);
+	cr_assert_eq(udc_add_value(env.c, D_INO, "..", 2, &a, v, 4, 0), -EINVAL, "\"..\" has no value");
+	cr_assert_eq(udc_add_value(env.c, D_INO, "a/b", 3, &a, v, 4, 0), -EINVAL);
+	cr_assert_eq(udc_add_value(NULL, D_INO, "f", 1, &a, v, 4, 0), -EINVAL);
 	cr_assert_eq(udc_lookup_value(env.c, D_INO, "f", 1, NULL, got, NULL), -EINVAL);
 	cr_assert_eq(udc_lookup_value(env.c, D_INO, "f", 1, NULL, NULL, &n), -EINVAL);
 	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, got, NULL), -EINVAL);
@@ -187,7 +194,7 @@ Test(values, bad_arguments_change_nothing)
 	cr_assert_eq(after.nr_positive, before.nr_positive);
 	cr_assert_eq(after.lookups, before.lookups, "refused calls are not counted");
 	expect_value(D_INO, "f", 600, 1, "after the refused calls");
-	cr_assert_eq(udc_add_value(env.c, D_INO, "f", 1, &a, NULL, 0), 0, "no value is fine");
+	cr_assert_eq(udc_add_value(env.c, D_INO, "f", 1, &a, NULL, 0, 0), 0, "no value is fine");
 	n = sizeof(got);
 	cr_assert_eq(udc_lookup_value(env.c, D_INO, "f", 1, NULL, got, &n), UDC_POSITIVE);
 	cr_assert_eq(n, 0);
@@ -365,7 +372,7 @@ static void *race_writer(void *arg)
 		snprintf(name, sizeof(name), "r%u", i);
 		size_t n = value_make(ino, ver, v);
 		struct udc_attr a = tc_attr(ino, UDC_TYPE_REG, ver);
-		int r = udc_add_value(rc->c, D_INO, name, strlen(name), &a, v, n);
+		int r = udc_add_value(rc->c, D_INO, name, strlen(name), &a, v, n, 0);
 		TCHECK(&rc->fail, r == 0, "add_value: %d", r);
 		if (prng_below(&rng, 8) == 0)
 			udc_rename(rc->c, D_INO, name, strlen(name), D_INO, "tmp", 3, ino);
@@ -392,7 +399,7 @@ Test(values_race, readers_see_whole_values_under_writers_and_eviction, .timeout 
 	unsigned char v[UDC_VALUE_MAX] = { 0 };
 	for (unsigned i = 0; i < 40000; i++) {
 		snprintf(name, sizeof(name), "fill-%u", i);
-		udc_add_value(rc.c, D_INO, name, strlen(name), &a, v, i % UDC_VALUE_MAX);
+		udc_add_value(rc.c, D_INO, name, strlen(name), &a, v, i % UDC_VALUE_MAX, 0);
 	}
 	atomic_store(&rc.stop, true);
 	for (int i = 0; i < 4; i++)

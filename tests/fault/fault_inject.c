@@ -246,8 +246,9 @@ static size_t value_of(udc_ino ino, unsigned char *buf)
 }
 
 static int store_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len,
-			      struct udc_attr *out, void *value, size_t *value_len)
+			      struct udc_attr *out, void *value, size_t *value_len, uint32_t *ttl_ms)
 {
+	*ttl_ms = UDC_TTL_NONE;   /* the answers must not change with time */
 	int r = store_lookup(ctx, dir, name, len, out);
 
 	if (r == 0)
@@ -477,7 +478,7 @@ static long step_run(struct run *r, size_t i)
 
 	switch (o->kind) {
 	case OP_ADD:
-		return udc_add_value(c, o->dir, o->name, len, &a, v, value_of(a.ino, v));
+		return udc_add_value(c, o->dir, o->name, len, &a, v, value_of(a.ino, v), 0);
 	case OP_NEG:
 		return udc_add_negative(c, o->dir, o->name, len, 0);
 	case OP_REMOVE:
