@@ -139,8 +139,10 @@ static inline bool name_eq(const char *a, const char *b, size_t len)
 	return load_le64(a + len - 8) == load_le64(b + len - 8);   /* may overlap */
 }
 
-/* The 64-bit keyed hash of (dir, name[0..len)): SipHash-1-3 of le64(dir) || name. */
-static inline uint64_t hash_name(const struct hash_key *k, udc_ino dir, const char *name,
+/* The 64-bit keyed hash of (dir, name[0..len)): SipHash-1-3 of le64(dir) || name.
+ * Always inline: a call's saves and restores are 2% of a hit, and gcc stops
+ * inlining it into udc_lookup once a second caller in lookup.c has it. */
+static inline __attribute__((always_inline)) uint64_t hash_name(const struct hash_key *k, udc_ino dir, const char *name,
 				 size_t len)
 {
 	struct sip_state s = sip_begin(k, dir);

@@ -106,8 +106,59 @@ const struct impl impl_udcache = {
 	.stats = udcache_stats,
 };
 
+/*
+ * udcache-value: the same cache, every positive added with a value of
+ * IMPL_VALUE_LEN bytes (a file handle, or a stat's worth of attributes)
+ * and every lookup copying it out (udc_lookup_value, udc_resolve_value):
+ * the hit path's cost with values, side by side with udcache's.
+ */
+#define IMPL_VALUE_LEN 64
+static const unsigned char impl_value[IMPL_VALUE_LEN] = "udc-stress: a value of 64 bytes";
+
+static int udcache_value_lookup(void *c, udc_ino dir, const char *name, size_t len,
+				struct udc_attr *out)
+{
+	unsigned char v[UDC_VALUE_MAX];
+	size_t n = sizeof(v);
+
+	return udc_lookup_value(c, dir, name, len, out, v, &n);
+}
+
+static int udcache_value_resolve(void *c, udc_ino dir, const char *name, size_t len,
+				 const struct udc_call *call, struct udc_attr *out)
+{
+	unsigned char v[UDC_VALUE_MAX];
+	size_t n = sizeof(v);
+
+	return udc_resolve_value(c, dir, name, len, call, out, v, &n);
+}
+
+static int udcache_value_add(void *c, udc_ino dir, const char *name, size_t len,
+			     const struct udc_attr *attr)
+{
+	return udc_add_value(c, dir, name, len, attr, impl_value, sizeof(impl_value), 0);
+}
+
+const struct impl impl_udcache_value = {
+	.name = "udcache-value",
+	.summary = "udcache, every positive with a 64-byte value, copied out on each hit",
+	.bounded = true,
+	.create = udcache_create,
+	.destroy = udcache_destroy,
+	.lookup = udcache_value_lookup,
+	.resolve = udcache_value_resolve,
+	.walk = udcache_walk,
+	.add = udcache_value_add,
+	.add_negative = udcache_add_negative,
+	.remove = udcache_remove,
+	.rename = udcache_rename,
+	.rmdir = udcache_rmdir,
+	.invalidate_dir = udcache_invalidate_dir,
+	.stats = udcache_stats,
+};
+
 const struct impl *const impls[] = {
-	&impl_udcache, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_ck_hs, &impl_s3fifo, NULL,
+	&impl_udcache, &impl_udcache_value, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_ck_hs, &impl_s3fifo, NULL,
 };
 
 const struct impl *impl_find(const char *name)

@@ -85,6 +85,7 @@ extern const struct impl *const impls[];
 const struct impl *impl_find(const char *name);
 
 extern const struct impl impl_udcache;	 /* stress/impl.c */
+extern const struct impl impl_udcache_value; /* stress/impl.c: positives with values */
 extern const struct impl impl_kernel;	 /* stress/baselines/kernel.c */
 extern const struct impl impl_lru_mutex; /* stress/baselines/lru_mutex.c */
 extern const struct impl impl_lfht;	 /* stress/baselines/lfht.c */
