@@ -227,7 +227,7 @@ void dir_drop_note(struct udc_dir *d)
 		;
 }
 
-void dir_fill_begin(struct udc_dir *d, struct udc_fill *fill)
+void dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill)
 {
 	/* seq_cst: the snapshot precedes the embedder's listing (Ordering, fills) */
 	uint64_t s = atomic_fetch_or(&d->state, DIR_FILLING);
@@ -236,6 +236,20 @@ void dir_fill_begin(struct udc_dir *d, struct udc_fill *fill)
 	/* relaxed: an epoch only ever changes to a value never seen before */
 	fill->opaque[1] = atomic_load_explicit(&d->epoch, memory_order_relaxed);
 	fill->opaque[2] = s & ~DIR_STATE_FLAGS;
+	/* seq_cst: the listing's token; a mutation after it reads a value at
+	 * least this (inflight_mark_stale_locked) */
+	fill->opaque[3] = atomic_fetch_add(&c->fill_clock, 1) + 1;
+	fill->opaque[4] = dir_gen(d);
+}
+
+bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct stripe *s)
+{
+	lock_assert_held(&s->lock);
+	/* relaxed: touched is written under s->lock, which we hold; the
+	 * epoch only ever changes to a value never seen before */
+	return atomic_load_explicit(&s->touched, memory_order_relaxed) < fill->opaque[3] &&
+	       atomic_load_explicit(&d->epoch, memory_order_relaxed) == fill->opaque[1] &&
+	       dir_gen(d) == fill->opaque[4];
 }
 
 int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill)

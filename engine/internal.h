@@ -220,6 +220,8 @@ struct stripe {
 	struct udc_mutex lock;            /* serialises every mutation of its names */
 	pthread_cond_t cond;              /* placeholders done, waiters gone */
 	struct cds_list_head inflight;    /* struct inflight (protected by lock) */
+	_Atomic uint64_t touched;         /* cache->fill_clock at its names' last mutation
+	                                   * (written and read under lock) */
 } UDC_ALIGNED;
 
 /* A batch of allocations freed together after one grace period. */
@@ -255,6 +257,8 @@ struct udc_cache {
 	_Atomic size_t bytes_held UDC_ALIGNED;  /* accounted bytes held now, slab pages apart */
 	_Atomic int64_t nr_dirs;
 	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
+	_Atomic uint64_t fill_clock;      /* fills begun (udc_dir_fill_begin): a listing's
+	                                   * token (udc_add_listed, stripe->touched) */
 	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
 	                                   * could not name (engine/dir.c, Ordering) */
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory), */
@@ -617,7 +621,11 @@ static inline bool dir_is_complete(struct udc_dir *d)
 	/* relaxed: a hint (whether to store a negative); never an answer */
 	return atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE;
 }
-void dir_fill_begin(struct udc_dir *d, struct udc_fill *fill);
+void dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill);
+/* With @s (the name's stripe) locked: may a listing read after @fill began
+ * be cached for a name of @s in d (no mutation of the stripe's names, no
+ * invalidation of d, the same object)? */
+bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct stripe *s);
 int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill);   /* 0 or -ESTALE */
 
 /*
@@ -679,7 +687,10 @@ static inline bool entry_stripe_held(struct udc_cache *c, const struct udc_entry
 {
 	return lock_held(&stripe_of(c, hash_name(&c->key, e->dir->ino, entry_name(e), e->len))->lock);
 }
-void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
+/* Every mutation of a name calls it, under the name's stripe: in-flight
+ * answers for it are stale, and the stripe is touched (udc_add_listed). */
+void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t hash,
+				const struct name_key *k);
 struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
 bool attr_valid(const struct udc_attr *attr);   /* ino set, known type, flags 0 */
 /* ---- engine/resolve.c ---- */

@@ -59,10 +59,19 @@ static bool inflight_is(const struct inflight *ph, uint64_t hash, const struct n
 	       memcmp(ph->name, k->name, k->len) == 0;
 }
 
-void inflight_mark_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
+void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t hash,
+				 const struct name_key *k)
 {
 	lock_assert_held(&s->lock);
 	struct inflight *ph;
+
+	/* A fill begun before now must not cache a listing's answer for
+	 * this name (udc_add_listed).  relaxed: a fill that began before
+	 * this mutation happened before it through the embedder's own
+	 * ordering (the store), so its fill_clock increment is seen;
+	 * touched is read under this stripe lock only. */
+	atomic_store_explicit(&s->touched, atomic_load_explicit(&c->fill_clock, memory_order_relaxed),
+			      memory_order_relaxed);
 
 	cds_list_for_each_entry(ph, &s->inflight, link) {
 		if (inflight_is(ph, hash, k))
@@ -224,6 +233,18 @@ static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct 
 	return found;
 }
 
+/* Does the cache hold an answer for k (positive or negative, not expired),
+ * with the stripe locked? */
+static bool name_known_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
+{
+	lock_assert_held(&stripe_of(c, hash)->lock);
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, hash, k);
+	bool known = e && entry_answers(c, e);
+	rcu_read_unlock();
+	return known;
+}
+
 /* Is k known not to exist (a current negative, or a miss in a complete
  * directory d), with the stripe locked? */
 static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
@@ -362,7 +383,7 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 /* udc_add and udc_add_value: the value's arguments checked. */
 static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 			const struct udc_attr *attr, const void *value, size_t vlen,
-			uint32_t ttl_ms)
+			uint32_t ttl_ms, const struct udc_fill *fill)
 {
 	struct name_op op;
 	int r = call_check(c, dir, name, len);
@@ -388,28 +409,43 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	};
 	if (attr->type != UDC_TYPE_DIR || child)
 		e = pos_alloc(c, &op, attr, &x);
+	bool refused = false;
 	if (e) {
 		udc_mutex_lock(&op.s->lock);
-		inflight_mark_stale_locked(op.s, op.hash, &op.k);
-		op_publish_locked(c, &op, e);
-		if (child)
-			dir_learn(c, child, op.d, attr->cookie);
+		refused = fill && !dir_fill_listed_ok(op.d, fill, op.s);
+		if (refused) {
+			/* Changed since the listing was read (or another name of
+			 * the stripe was): what the change told the cache stays.
+			 * If it holds nothing for the name, the name may exist
+			 * (another name's change refused it): a fill fails. */
+			if (!name_known_locked(c, op.hash, &op.k))
+				dir_drop_note(op.d);
+		} else {
+			inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
+			op_publish_locked(c, &op, e);
+			if (child)
+				dir_learn(c, child, op.d, attr->cookie);
+			e = NULL;
+		}
 		udc_mutex_unlock(&op.s->lock);
+		if (e)
+			entry_free_now(c, e);   /* never published */
 	} else {
 		dir_drop_note(op.d);   /* a fill that told this name fails */
+		r = -ENOMEM;
 	}
 	if (child)
 		dir_put(c, child);
 	name_op_done(c, &op);
-	if (!e)
-		return -ENOMEM;
+	if (r)
+		return r;
 	shrink_after_call(c->shrink);
-	return 0;
+	return refused ? -ESTALE : 0;
 }
 
 int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len, const struct udc_attr *attr)
 {
-	return add_positive(c, dir, name, len, attr, NULL, 0, 0);
+	return add_positive(c, dir, name, len, attr, NULL, 0, 0, NULL);
 }
 
 int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
@@ -418,7 +454,18 @@ int udc_add_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 {
 	if (value_len > UDC_VALUE_MAX || (value_len && !value))
 		return -EINVAL;
-	return add_positive(c, dir, name, len, attr, value, value_len, ttl_ms);
+	return add_positive(c, dir, name, len, attr, value, value_len, ttl_ms, NULL);
+}
+
+int udc_add_listed(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		   const struct udc_attr *attr, const void *value, size_t value_len,
+		   uint32_t ttl_ms, const struct udc_fill *fill)
+{
+	if (value_len > UDC_VALUE_MAX || (value_len && !value) || !fill || fill->opaque[0] != dir)
+		return -EINVAL;
+	if (name_is_dotdot(name, len))
+		return -EINVAL;   /* a listing's ".." is the parent's record: udc_add */
+	return add_positive(c, dir, name, len, attr, value, value_len, ttl_ms, fill);
 }
 
 int udc_add_negative(udc_cache *c, udc_ino dir, const char *name, size_t len, uint32_t client)
@@ -448,7 +495,7 @@ int udc_add_negative_ttl(udc_cache *c, udc_ino dir, const char *name, size_t len
 	}
 
 	udc_mutex_lock(&op.s->lock);
-	inflight_mark_stale_locked(op.s, op.hash, &op.k);
+	inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
 	if (e)
 		op_publish_locked(c, &op, e);
 	else   /* complete (answers negative with no entry) or declined */
@@ -497,7 +544,7 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 	lock_assert_held(&op->s->lock);
 	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, NULL, NULL))
 		u->was.ino = UDC_INO_NONE;
-	inflight_mark_stale_locked(op->s, op->hash, &op->k);
+	inflight_mark_stale_locked(c, op->s, op->hash, &op->k);
 	if (u->neg)
 		op_publish_locked(c, op, u->neg);
 	else
@@ -561,7 +608,7 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	op.s = stripe_of(c, op.hash);
 	dir_drop_note(op.d);   /* no longer complete before the name goes (Ordering) */
 	udc_mutex_lock(&op.s->lock);
-	inflight_mark_stale_locked(op.s, op.hash, &op.k);
+	inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
 	size_t dropped = entry_drop_locked(c, op.hash, &op.k);
 	udc_mutex_unlock(&op.s->lock);
 	UDC_PROBE(invalidate, UDC_PROBE_INVAL_NAME, dir, (int64_t)(dropped != 0));
@@ -588,7 +635,7 @@ int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
 	struct udc_dir *d = dir_get(c, dir);
 	if (!d)
 		return -ENOMEM;
-	dir_fill_begin(d, fill);
+	dir_fill_begin(c, d, fill);
 	dir_put(c, d);
 	return 0;
 }
@@ -731,7 +778,7 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	op_unlink_locked(c, &ro->old);
 	if (!known)   /* the cached directory is not what moved: it left odir anyway */
 		unlinked_dir_leaves(c, &ro->old);
-	inflight_mark_stale_locked(n->s, n->hash, &n->k);
+	inflight_mark_stale_locked(c, n->s, n->hash, &n->k);
 	if (known) {
 		pos_attr_set(entry_pos(ro->pos), &was);
 		ro->pos->gen = ngen;

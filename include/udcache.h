@@ -530,7 +530,7 @@ UDC_API int udc_invalidate_dir(udc_cache *c, udc_ino dir);
  * cache's room: stop trying, misses then go to the backend as usual.
  */
 struct udc_fill {                      /* opaque: written by udc_dir_fill_begin */
-	uint64_t opaque[3];
+	uint64_t opaque[5];
 };
 
 /**
@@ -552,6 +552,32 @@ UDC_API int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
  * UDC_INO_NONE, or @fill begun for another directory).
  */
 UDC_API int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill);
+
+/**
+ * udc_add_listed() - cache a listing's answer for @name in @dir, unless
+ * the name changed since @fill began.
+ * @fill:   from udc_dir_fill_begin() of @dir, taken before the listing
+ *          was read (READDIRPLUS: fill_begin, read, udc_add_listed each
+ *          entry, udc_dir_complete).
+ * @attr, @value, @value_len, @ttl_ms: as udc_add_value().
+ *
+ * A listing read from the store may be older than a mutation the cache
+ * was told meanwhile (another request unlinked a name after the listing
+ * was read and before it is cached): udc_add() would put the unlinked
+ * name back.  This call caches the answer only if no mutation of @name
+ * (udc_add*, udc_remove, udc_rename, udc_invalidate, udc_rmdir of it) and
+ * no udc_invalidate_dir()/udc_rmdir() of @dir ran since udc_dir_fill_begin();
+ * otherwise the cache keeps what those told it.  Names share the record
+ * of such changes by stripes, so a change of another name of the same
+ * stripe may refuse it too (rarely: never a wrong answer).
+ * Return: 0 (cached), -ESTALE (not cached: changed since @fill began; if
+ * the cache then holds no answer for @name, udc_dir_complete() of this
+ * fill fails too, as the name may exist), -EINVAL (as udc_add_value(),
+ * "..", or @fill begun for another directory), -ENOMEM.
+ */
+UDC_API int udc_add_listed(udc_cache *c, udc_ino dir, const char *name, size_t len,
+		   const struct udc_attr *attr, const void *value, size_t value_len,
+		   uint32_t ttl_ms, const struct udc_fill *fill);
 
 /**
  * udc_shrink() - free about @bytes of cached entries (all if SIZE_MAX).

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/engine/test_gateway.c - the calls a gateway's requests need:
+ * udc_add_listed (a listing's answers cached only if the name did not
+ * change since the fill began: READDIRPLUS racing an UNLINK).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "include/udcache.h"
+#include "common/tfixture.h"
+
+#define D TFIX_D_INO
+
+TestSuite(listed, .init = tfix_setup_d, .fini = tfix_teardown, .timeout = 30);
+
+static int listed(const char *name, udc_ino ino, const struct udc_fill *f)
+{
+	struct udc_attr a = tc_attr(ino, UDC_TYPE_REG, ino);
+
+	return udc_add_listed(env.c, D, name, strlen(name), &a, "L", 1, 0, f);
+}
+
+Test(listed, untouched_names_are_cached_and_the_fill_completes)
+{
+	struct udc_fill f;
+	struct udc_attr got;
+	unsigned char v[4];
+	size_t n = sizeof(v);
+
+	cr_assert_eq(tc_remove(env.c, D, "before"), 0, "a change before the fill began");
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	cr_assert_eq(listed("a", 100, &f), 0);
+	cr_assert_eq(listed("before", 101, &f), 0, "changed before the fill: cached");
+	cr_assert_eq(udc_lookup_value(env.c, D, "a", 1, &got, v, &n), UDC_POSITIVE);
+	cr_assert(got.ino == 100 && n == 1 && v[0] == 'L');
+	cr_assert_eq(udc_dir_complete(env.c, D, &f), 0);
+	cr_assert_eq(tc_lookup(env.c, D, "zzz", NULL), UDC_NEGATIVE);
+}
+
+Test(listed, an_unlink_after_the_listing_is_not_undone)
+{
+	struct udc_fill f;
+
+	cr_assert_eq(tc_add(env.c, D, "a", 100, UDC_TYPE_REG, 1), 0);
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	/* the listing (read now) holds "a"; another request unlinks it */
+	cr_assert_eq(tc_remove(env.c, D, "a"), 0);
+	cr_assert_eq(listed("a", 100, &f), -ESTALE);
+	cr_assert_eq(tc_lookup(env.c, D, "a", NULL), UDC_MISS, "the unlinked name stays gone");
+	cr_assert_eq(udc_dir_complete(env.c, D, &f), -ESTALE,
+		     "the cache holds nothing for a listed name: not complete");
+	cr_assert_eq(tc_lookup(env.c, D, "a", NULL), UDC_MISS);
+}
+
+Test(listed, a_newer_add_wins_over_the_listing)
+{
+	struct udc_fill f;
+	struct udc_attr got;
+
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	cr_assert_eq(tc_add(env.c, D, "a", 200, UDC_TYPE_REG, 2), 0);   /* replaced since */
+	cr_assert_eq(listed("a", 100, &f), -ESTALE);
+	cr_assert_eq(tc_lookup(env.c, D, "a", &got), UDC_POSITIVE);
+	cr_assert_eq(got.ino, 200, "the newer answer stays");
+	cr_assert_eq(udc_dir_complete(env.c, D, &f), 0, "the name is known: the fill completes");
+}
+
+Test(listed, an_invalidation_of_the_directory_refuses_the_listing)
+{
+	struct udc_fill f;
+
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	cr_assert_eq(udc_invalidate_dir(env.c, D), 0);
+	cr_assert_eq(listed("a", 100, &f), -ESTALE);
+	cr_assert_eq(tc_lookup(env.c, D, "a", NULL), UDC_MISS);
+	struct udc_fill g;
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &g), 0);
+	cr_assert_eq(listed("a", 100, &g), 0, "a fill begun afterwards caches it");
+}
+
+Test(listed, bad_arguments)
+{
+	struct udc_fill f, other;
+	struct udc_attr a = tc_attr(5, UDC_TYPE_REG, 0);
+
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	cr_assert_eq(udc_dir_fill_begin(env.c, TC_ROOT, &other), 0);
+	cr_assert_eq(listed("a", 5, &other), -EINVAL, "a fill of another directory");
+	cr_assert_eq(udc_add_listed(env.c, D, "a", 1, &a, NULL, 0, 0, NULL), -EINVAL);
+	cr_assert_eq(udc_add_listed(env.c, D, "..", 2, &a, NULL, 0, 0, &f), -EINVAL);
+	cr_assert_eq(udc_add_listed(env.c, D, "a", 1, &a, NULL, 3, 0, &f), -EINVAL);
+	cr_assert_eq(tc_lookup(env.c, D, "a", NULL), UDC_MISS, "nothing cached");
+}
