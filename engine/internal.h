@@ -696,7 +696,8 @@ bool attr_valid(const struct udc_attr *attr);   /* ino set, known type, flags 0 
 /* ---- engine/resolve.c ---- */
 /* udc_resolve() after the argument checks: 0, -ENOENT or -errno. */
 int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
-		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo);
+		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo,
+		 unsigned *src);   /* src: UDC_FROM_*, may be NULL */
 /* Publish e (filled, not yet published) for k, replacing what was there. */
 void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
 			  const struct name_key *k);

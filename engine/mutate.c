@@ -274,12 +274,16 @@ struct name_op {
 
 static void name_op_done(struct udc_cache *c, struct name_op *op)
 {
-	dir_put(c, op->d);
+	if (op->d)
+		dir_put(c, op->d);
 }
 
-/* Check the arguments and find (or make) the directory; 0 or -errno. */
-static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
-			size_t len)
+/* Check the arguments and find the directory, making it if @make; 0 or
+ * -errno.  Not made: op->d is NULL when the cache has no object for it
+ * (then nothing is cached in it, and nothing is in flight: calls in
+ * flight pin theirs). */
+static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
+			   size_t len, bool make)
 {
 	int r = call_check(c, dir, name, len);
 
@@ -291,8 +295,15 @@ static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, co
 	op->k = (struct name_key){ .dir = dir, .name = name, .len = len };
 	op->hash = hash_name(&c->key, dir, name, len);
 	op->s = stripe_of(c, op->hash);
-	op->d = dir_get(c, dir);
-	return op->d ? 0 : -ENOMEM;
+	op->d = make ? dir_get(c, dir) : dir_find(c, dir);
+	return op->d || !make ? 0 : -ENOMEM;
+}
+
+/* Check the arguments and find (or make) the directory; 0 or -errno. */
+static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
+			size_t len)
+{
+	return name_op_init_as(op, c, dir, name, len, true);
 }
 
 /* A positive for op's name with @attr (NULL: filled in later, pos_attr_set)
@@ -516,18 +527,25 @@ struct unlink_op {
 
 /*
  * name_op_init() for a name about to be unlinked: also allocate, with
- * UDC_CFG_KEEP_UNLINKED, the negative left behind.
+ * UDC_CFG_KEEP_UNLINKED, the negative left behind.  @lenient (udc_remove,
+ * udc_rmdir: the embedder's way back to a correct cache must not fail):
+ * no -ENOMEM; with no memory for the negative, the name is dropped
+ * instead (a negative is never owed: it may be declined), and with no
+ * object for @dir, nothing being cached in it, u->op.d is NULL.
  */
 static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir, const char *name,
-			  size_t len)
+			  size_t len, bool lenient)
 {
-	int r = name_op_init(&u->op, c, dir, name, len);
+	bool keep = c && (c->flags & UDC_CFG_KEEP_UNLINKED);
+	int r = name_op_init_as(&u->op, c, dir, name, len, keep || !lenient);
 
 	u->neg = NULL;
-	if (r || !(c->flags & UDC_CFG_KEEP_UNLINKED))
+	if (r == -ENOMEM && lenient)
+		r = name_op_init_as(&u->op, c, dir, name, len, false);
+	if (r || !keep || !u->op.d)
 		return r;
 	u->neg = neg_alloc(c, &u->op, 0, 0);
-	if (u->neg)
+	if (u->neg || lenient)
 		return 0;
 	name_op_done(c, &u->op);
 	return -ENOMEM;
@@ -567,10 +585,10 @@ static void unlinked_dir_leaves(struct udc_cache *c, const struct unlink_op *u)
 int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 {
 	struct unlink_op u;
-	int r = unlink_op_init(&u, c, dir, name, len);
+	int r = unlink_op_init(&u, c, dir, name, len, true);
 
-	if (r)
-		return r;
+	if (r || !u.op.d)
+		return r;   /* an error of the arguments, or nothing cached in dir */
 	udc_mutex_lock(&u.op.s->lock);
 	op_unlink_locked(c, &u);
 	unlinked_dir_leaves(c, &u);
@@ -658,18 +676,21 @@ int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
 int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
 	struct unlink_op u;
-	int r = unlink_op_init(&u, c, parent, name, len);
+	int r = unlink_op_init(&u, c, parent, name, len, true);
 
 	if (r)
 		return r;
 	udc_mutex_lock(&c->rename_lock);
 	ck_sequence_write_begin(&c->rename_seq);
-	udc_mutex_lock(&u.op.s->lock);
-	op_unlink_locked(c, &u);
-	udc_mutex_unlock(&u.op.s->lock);
-	if (dir == UDC_INO_NONE && u.was.type == UDC_TYPE_DIR)
+	u.was.ino = UDC_INO_NONE;
+	if (u.op.d) {   /* else nothing is cached in parent, and no ".." leads to it */
+		udc_mutex_lock(&u.op.s->lock);
+		op_unlink_locked(c, &u);
+		udc_mutex_unlock(&u.op.s->lock);
+	}
+	if (dir == UDC_INO_NONE && u.was.ino != UDC_INO_NONE && u.was.type == UDC_TYPE_DIR)
 		dir = u.was.ino;
-	if (dir == UDC_INO_NONE)   /* whichever it was, its ".." is not trusted */
+	if (dir == UDC_INO_NONE && u.op.d)   /* whichever it was, its ".." is not trusted */
 		dir_children_moved(c, u.op.d);
 	dir_forget(c, dir, UDC_PROBE_INVAL_RMDIR);
 	ck_sequence_write_end(&c->rename_seq);
@@ -815,7 +836,7 @@ static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odi
 	r = name_op_init(&ro->n, c, ndir, nname, nlen);
 	if (r)
 		return r;
-	r = unlink_op_init(&ro->old, c, odir, oname, olen);
+	r = unlink_op_init(&ro->old, c, odir, oname, olen, false);
 	if (r) {
 		name_op_done(c, &ro->n);
 		return r;

@@ -275,11 +275,12 @@ static int cached_answer_locked(struct udc_cache *c, uint64_t hash, const struct
  */
 static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc_dir *d,
 			       uint64_t hash, const struct name_key *k, struct udc_attr *out,
-			       struct value_out *vo)
+			       struct value_out *vo, unsigned *src)
 {
 	lock_assert_held(&s->lock);
 	for (;;) {
 		int r = cached_answer_locked(c, hash, k, out, vo);
+		*src = UDC_FROM_CACHE;
 		if (r <= 0)
 			return r;
 		struct inflight *other = inflight_find_locked(s, hash, k);
@@ -288,6 +289,7 @@ static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc
 		if (pthread_equal(other->owner, pthread_self()))
 			return -EDEADLK;   /* the backend resolving this name asked for it */
 		r = inflight_wait_locked(s, other, out, vo);
+		*src = UDC_FROM_SHARED;
 		if (r != INFLIGHT_ABANDONED)
 			return r;
 	}
@@ -295,7 +297,7 @@ static int resolve_join_locked(struct udc_cache *c, struct stripe *s, struct udc
 
 static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, const char *name,
 			size_t len, uint64_t hash, const struct udc_call *call, struct udc_attr *out,
-			struct value_out *vo)
+			struct value_out *vo, unsigned *src)
 {
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
 	struct stripe *s = stripe_of(c, hash);
@@ -309,9 +311,10 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 		return -ENOMEM;
 
 	udc_mutex_lock(&s->lock);
-	r = resolve_join_locked(c, s, d, hash, &k, out, vo);
+	r = resolve_join_locked(c, s, d, hash, &k, out, vo, src);
 	if (r != 1)
 		goto unlock;
+	*src = UDC_FROM_BACKEND;
 	unsigned char value[UDC_VALUE_MAX];
 	struct inflight ph = {
 		.hash = hash, .dir = dir, .name = name, .len = len,
@@ -366,10 +369,15 @@ unlock:
 }
 
 int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
-		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo)
+		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo,
+		 unsigned *src)
 {
+	unsigned ignored;
 	int r;
 
+	if (!src)
+		src = &ignored;
+	*src = UDC_FROM_CACHE;
 	if (vo)
 		vo->len = 0;
 	if (name_is_dotdot(name, len)) {
@@ -377,6 +385,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 		if (r == UDC_POSITIVE)
 			return 0;
 		UDC_PROBE(resolve_miss, dir, name, len);
+		*src = UDC_FROM_BACKEND;
 		return c->backend ? resolve_dotdot(c, dir, call, out) : -EAGAIN;
 	}
 	uint64_t hash = hash_name(&c->key, dir, name, len);
@@ -389,7 +398,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	UDC_PROBE(resolve_miss, dir, name, len);
 	if (!c->backend)
 		return -EAGAIN;
-	return resolve_miss(c, d, dir, name, len, hash, call, out, vo);
+	return resolve_miss(c, d, dir, name, len, hash, call, out, vo, src);
 }
 
 int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
@@ -400,12 +409,12 @@ int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	if (r)
 		return r;
 	thread_enter();
-	return resolve_name(c, dir, name, len, call, out, NULL);
+	return resolve_name(c, dir, name, len, call, out, NULL, NULL);
 }
 
 int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		      const struct udc_call *call, struct udc_attr *out, void *value,
-		      size_t *value_len)
+		      size_t *value_len, unsigned *source)
 {
 	struct value_out vo;
 	int r = value_out_init(&vo, value, value_len);
@@ -415,7 +424,7 @@ int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	if (r)
 		return r;
 	thread_enter();
-	r = resolve_name(c, dir, name, len, call, out, &vo);
+	r = resolve_name(c, dir, name, len, call, out, &vo, source);
 	*value_len = vo.len;
 	return r;
 }

@@ -186,7 +186,7 @@ static int walk_component(struct walk *w, udc_ino dir, const char *name, size_t 
 	struct udc_cache *c = w->c;
 
 	if (!w->locked)
-		return resolve_name(c, dir, name, len, w->call, a, NULL);
+		return resolve_name(c, dir, name, len, w->call, a, NULL, NULL);
 	int r = name_is_dotdot(name, len)
 			? lookup_dotdot(c, dir, a)
 			: lookup_name(c, dir, name, len, hash_name(&c->key, dir, name, len), a, NULL, NULL);
@@ -289,7 +289,7 @@ static int walk_under_rename_lock(struct walk *w, udc_ino start, const char *pat
 				return -EAGAIN;
 			struct udc_attr a;
 			unsigned seq = ck_sequence_read_begin(&c->rename_seq);
-			r = resolve_name(c, w->need_dir, w->need_name, w->need_len, w->call, &a, NULL);
+			r = resolve_name(c, w->need_dir, w->need_name, w->need_len, w->call, &a, NULL, NULL);
 			/*
 			 * The answer is usually cached now; when it is not (".."
 			 * answered -ENOENT, a negative declined, no memory for

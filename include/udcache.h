@@ -338,15 +338,23 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 UDC_API int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		     struct udc_attr *out, void *value, size_t *value_len);
 
+/* Where udc_resolve_value()'s answer came from (*source). */
+#define UDC_FROM_CACHE   1             /* a cached entry (or a complete directory) */
+#define UDC_FROM_BACKEND 2             /* this call asked the backend */
+#define UDC_FROM_SHARED  3             /* another thread's backend call, waited for */
+
 /**
- * udc_resolve_value() - udc_resolve(), and the positive's value.
+ * udc_resolve_value() - udc_resolve(), and the positive's value, and
+ * where the answer came from.
+ * @source: may be NULL; set to UDC_FROM_* for an answer (0 or -ENOENT),
+ *          so that a gateway knows whether the store was asked.
  * A miss asks the backend's lookup_value (lookup, with no value, if it has
  * none), and the value it gives is cached with the answer.
  * Return: as udc_resolve(), and -EINVAL for bad value arguments (above).
  */
 UDC_API int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		      const struct udc_call *call, struct udc_attr *out, void *value,
-		      size_t *value_len);
+		      size_t *value_len, unsigned *source);
 
 #define UDC_WALK_FOLLOW 0x1            /* follow a symlink in the last component */
 
@@ -387,7 +395,10 @@ UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
  * Mutations: the embedder tells the cache what changed in the store.  Each
  * returns 0 or -errno (-EINVAL for a NULL cache, a bad name, a bad attr or a
  * UDC_INO_NONE directory; -ENAMETOOLONG; -ENOMEM) and none calls the
- * backend.  Each is atomic for lookups: a lookup sees the old state or the
+ * backend.  The calls that forget (udc_remove, udc_rmdir, udc_invalidate,
+ * udc_invalidate_dir) never fail with -ENOMEM: they are the embedder's
+ * way back to a correct cache after another call failed (with no memory
+ * for the negative UDC_CFG_KEEP_UNLINKED leaves, the name is dropped).  Each is atomic for lookups: a lookup sees the old state or the
  * new one.  Each marks in-flight udc_resolve() answers for the names it
  * touches as stale, so that they are not cached.
  * Context: any thread, outside an RCU read-side section of the caller's

@@ -130,7 +130,7 @@ static int udcache_value_resolve(void *c, udc_ino dir, const char *name, size_t 
 	unsigned char v[UDC_VALUE_MAX];
 	size_t n = sizeof(v);
 
-	return udc_resolve_value(c, dir, name, len, call, out, v, &n);
+	return udc_resolve_value(c, dir, name, len, call, out, v, &n, NULL);
 }
 
 static int udcache_value_add(void *c, udc_ino dir, const char *name, size_t len,

@@ -521,7 +521,7 @@ static void op_lookup(struct worker *w, bool resolve)
 	unsigned char v[UDC_VALUE_MAX];
 	size_t vlen = sizeof(v);
 	uint64_t v0 = version_now();
-	int r = resolve ? udc_resolve_value(cache, dir, nm, len, &w->call, &a, v, &vlen)
+	int r = resolve ? udc_resolve_value(cache, dir, nm, len, &w->call, &a, v, &vlen, NULL)
 			: udc_lookup_value(cache, dir, nm, len, &a, v, &vlen);
 	uint64_t v1 = version_now();
 

@@ -93,3 +93,51 @@ Test(listed, bad_arguments)
 	cr_assert_eq(udc_add_listed(env.c, D, "a", 1, &a, NULL, 3, 0, &f), -EINVAL);
 	cr_assert_eq(tc_lookup(env.c, D, "a", NULL), UDC_MISS, "nothing cached");
 }
+
+TestSuite(recovery, .init = tfix_setup_d, .fini = tfix_teardown, .timeout = 30);
+
+/* udc_remove and udc_rmdir in a directory the cache knows nothing of
+ * have nothing to forget: they allocate nothing (no directory object
+ * made), so they cannot fail for memory. */
+Test(recovery, forgetting_in_an_unknown_directory_allocates_nothing)
+{
+	struct udc_stats before = tc_stats(env.c);
+
+	cr_assert_eq(tc_remove(env.c, 777, "x"), 0);
+	cr_assert_eq(tc_rmdir(env.c, 778, "y", UDC_INO_NONE), 0);
+	cr_assert_eq(tc_rmdir(env.c, 779, "z", 780), 0);
+	cr_assert_eq(tc_invalidate(env.c, 781, "w"), 0);
+	struct udc_stats after = tc_stats(env.c);
+	cr_assert_eq(after.nr_dirs, before.nr_dirs, "%llu directory objects made",
+		     (unsigned long long)(after.nr_dirs - before.nr_dirs));
+	cr_assert_eq(after.bytes_used, before.bytes_used);
+}
+
+Test(recovery, rmdir_without_a_parent_object_still_forgets_the_directory)
+{
+	cr_assert_eq(tc_add(env.c, 900, "f", 901, UDC_TYPE_REG, 1), 0);
+	cr_assert_eq(tc_rmdir(env.c, 899, "gone", 900), 0);
+	cr_assert_eq(tc_lookup(env.c, 900, "f", NULL), UDC_MISS);
+}
+
+TestSuite(source, .init = tfix_setup_d, .fini = tfix_teardown, .timeout = 30);
+
+Test(source, resolve_says_whether_the_store_was_asked)
+{
+	unsigned src = 0;
+	size_t n = 0;
+
+	tc_store_only(&env, D, "f", 50, UDC_TYPE_REG, 1);
+	cr_assert_eq(udc_resolve_value(env.c, D, "f", 1, &env.call, NULL, NULL, &n, &src), 0);
+	cr_assert_eq(src, UDC_FROM_BACKEND);
+	cr_assert_eq(udc_resolve_value(env.c, D, "f", 1, &env.call, NULL, NULL, &n, &src), 0);
+	cr_assert_eq(src, UDC_FROM_CACHE);
+	cr_assert_eq(udc_resolve_value(env.c, D, "nope", 4, &env.call, NULL, NULL, &n, &src),
+		     -ENOENT);
+	cr_assert_eq(src, UDC_FROM_BACKEND);
+	cr_assert_eq(udc_resolve_value(env.c, D, "nope", 4, &env.call, NULL, NULL, &n, &src),
+		     -ENOENT);
+	cr_assert_eq(src, UDC_FROM_CACHE);
+	cr_assert_eq(udc_resolve_value(env.c, D, "..", 2, &env.call, NULL, NULL, &n, &src), 0);
+	cr_assert_eq(src, UDC_FROM_CACHE);
+}

@@ -187,8 +187,8 @@ Test(values, bad_arguments_change_nothing)
 	cr_assert_eq(udc_add_value(NULL, D_INO, "f", 1, &a, v, 4, 0), -EINVAL);
 	cr_assert_eq(udc_lookup_value(env.c, D_INO, "f", 1, NULL, got, NULL), -EINVAL);
 	cr_assert_eq(udc_lookup_value(env.c, D_INO, "f", 1, NULL, NULL, &n), -EINVAL);
-	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, got, NULL), -EINVAL);
-	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, NULL, &n), -EINVAL);
+	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, got, NULL, NULL), -EINVAL);
+	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, NULL, &n, NULL), -EINVAL);
 	cr_assert_eq(udc_lookup_value(env.c, UDC_INO_NONE, "f", 1, NULL, got, &n), -EINVAL);
 	struct udc_stats after = tc_stats(env.c);
 	cr_assert_eq(after.nr_positive, before.nr_positive);
@@ -247,7 +247,7 @@ Test(values, resolve_caches_the_backends_value)
 	for (int i = 0; i < 3; i++) {
 		size_t n = sizeof(got);
 		memset(got, 0, sizeof(got));
-		cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, &a, got, &n), 0);
+		cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, &a, got, &n, NULL), 0);
 		cr_assert_eq(a.ino, 800);
 		cr_assert_eq(n, wn, "call %d: length %zu, want %zu", i, n, wn);
 		cr_assert(memcmp(got, want, wn) == 0, "call %d: bytes differ", i);
@@ -261,7 +261,7 @@ Test(values, resolve_caches_the_backends_value)
 	expect_value(D_INO, "g", 801, 4, "cached by udc_resolve");
 	cr_assert_eq(tc_resolve(&env, D_INO, "nope", NULL), -ENOENT);
 	size_t n = 5;
-	cr_assert_eq(udc_resolve_value(env.c, D_INO, "nope", 4, &env.call, NULL, got, &n),
+	cr_assert_eq(udc_resolve_value(env.c, D_INO, "nope", 4, &env.call, NULL, got, &n, NULL),
 		     -ENOENT);
 	cr_assert_eq(n, 0);
 }
@@ -273,7 +273,7 @@ Test(values, a_value_too_long_from_the_backend_is_eio_and_not_cached)
 
 	tc_store_only(&env, D_INO, "f", 900, UDC_TYPE_REG, 1);
 	be_value_len_override = UDC_VALUE_MAX + 1;
-	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, got, &n), -EIO);
+	cr_assert_eq(udc_resolve_value(env.c, D_INO, "f", 1, &env.call, NULL, got, &n, NULL), -EIO);
 	cr_assert_eq(n, 0);
 	cr_assert_eq(tc_lookup(env.c, D_INO, "f", NULL), UDC_MISS, "nothing cached");
 }

@@ -497,7 +497,7 @@ static long step_run(struct run *r, size_t i)
 	case OP_COMPLETE:
 		return udc_dir_complete(c, o->dir, &r->fill);
 	case OP_RESOLVE:
-		return udc_resolve_value(c, o->dir, o->name, len, NULL, &a, v, &vlen);
+		return udc_resolve_value(c, o->dir, o->name, len, NULL, &a, v, &vlen, NULL);
 	case OP_WALK:
 		return udc_walk(c, ROOT, o->name2, strlen(o->name2), UDC_WALK_FOLLOW, NULL, &a);
 	case OP_LOOKUP:
@@ -619,6 +619,12 @@ static bool inject(size_t i, long k, struct answer *pre, struct answer *post, lo
 		/* resolve and walk cache what the backend said on the way, before
 		 * the allocation that failed: right answers, as the dry run's */
 		bool learns = script[i].kind == OP_RESOLVE || script[i].kind == OP_WALK;
+		/* the embedder's way back to a correct cache never fails */
+		bool never_fails = script[i].kind == OP_REMOVE || script[i].kind == OP_RMDIR ||
+				   script[i].kind == OP_INVAL || script[i].kind == OP_INVAL_DIR;
+		if (ret == -ENOMEM && never_fails)
+			FAIL("step %zu (%s), allocation %ld failed: -ENOMEM from a call that "
+			     "must not fail", i, what, k);
 		if (ret == -ENOMEM && !learns) {
 			for (size_t n = 0; n < nr_names; n++)
 				if (!same(&pre[n], &post[n]))
