@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine/mutate.c - what the embedder tells the cache: udc_add,
- * udc_add_negative, udc_remove, udc_invalidate, udc_invalidate_dir,
- * udc_rmdir, udc_rename, udc_dir_complete; and the table updates they
- * (and resolve, and reclaim) share.
+ * udc_add_value, udc_add_listed, udc_add_negative(_ttl), udc_remove,
+ * udc_invalidate, udc_invalidate_dir, udc_rmdir, udc_rename, udc_exchange,
+ * udc_dir_complete; and the table updates they (and resolve, and reclaim)
+ * share.
  *
  * Owns: publishing and unpublishing entries in the name table, the
  * children lists, the per-directory and per-thread entry counts, the
@@ -22,8 +23,8 @@
  * call needs has succeeded: a call that fails with -ENOMEM changes nothing.
  *
  * Locking (outermost first):
- *   cache->rename_lock   serialises udc_rename and udc_rmdir (writers of
- *                        rename_seq); taken before any stripe.
+ *   cache->rename_lock   serialises udc_rename, udc_exchange and udc_rmdir
+ *                        (writers of rename_seq); taken before any stripe.
  *   stripe->lock         every update of the names hashed to the stripe,
  *                        and its in-flight list.  Two stripes (rename) are
  *                        taken in address order.  Never taken inside an
@@ -886,6 +887,140 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 		entry_free_now(c, ro.pos);   /* never published */
 	name_op_done(c, &ro.old.op);
 	name_op_done(c, &ro.n);
+	shrink_after_call(c->shrink);
+	return 0;
+}
+
+/* One name of an exchange: its op, the entry that will hold the other
+ * name's answer under it (made before the locks, with the other's value
+ * and deadline as peeked), and what the locks found. */
+struct xchg_side {
+	struct name_op op;
+	struct udc_entry *pos;        /* published under op's name if the other is known */
+	struct value_out value;       /* this name's value when peeked (into buf) */
+	uint32_t deadline;            /* and its deadline */
+	unsigned char buf[UDC_VALUE_MAX];
+	struct udc_attr was;          /* this name's answer, under the locks */
+	bool known;                   /* cached, and as peeked */
+};
+
+/* Peek s's cached value and deadline (the other side's entry copies them). */
+static void xchg_peek(struct udc_cache *c, struct xchg_side *s)
+{
+	struct udc_attr a;
+
+	s->value = (struct value_out){ .buf = s->buf, .room = sizeof(s->buf) };
+	rcu_read_lock();
+	if (!cached_attr_rcu(c, s->op.hash, &s->op.k, &a, &s->value, &s->deadline)) {
+		s->value.len = 0;
+		s->deadline = 0;
+	}
+	rcu_read_unlock();
+}
+
+/* Under the locks: is s's name cached as positive, with the value and
+ * deadline peeked? */
+static void xchg_find_locked(struct udc_cache *c, struct xchg_side *s)
+{
+	unsigned char now_buf[UDC_VALUE_MAX];
+	struct value_out now = { .buf = now_buf, .room = sizeof(now_buf) };
+	uint32_t now_deadline;
+
+	s->known = cached_attr_locked(c, s->op.hash, &s->op.k, &s->was, &now, &now_deadline) &&
+		   now.len == s->value.len && memcmp(now_buf, s->buf, now.len) == 0 &&
+		   now_deadline == s->deadline;
+}
+
+/* Under the locks: s's name now holds what @from's held (gen @gen). */
+static void xchg_place_locked(struct udc_cache *c, struct xchg_side *s,
+			      const struct xchg_side *from, uint32_t gen)
+{
+	if (from->known) {
+		pos_attr_set(entry_pos(s->pos), &from->was);
+		s->pos->gen = gen;
+		entry_publish_locked(c, s->pos, s->op.hash, &s->op.k);
+		s->pos = NULL;
+	} else {
+		/* It exists (an exchange swaps two existing names), its
+		 * answer unknown: a fill of the directory fails. */
+		dir_drop_note(s->op.d);
+		entry_drop_locked(c, s->op.hash, &s->op.k);
+	}
+}
+
+/* Under the locks: the object that was at @from's name is now in @to's
+ * directory: its ".." follows it, or, unknown, it may be a directory
+ * whose ".." was @from's directory. */
+static void xchg_dotdot_locked(struct udc_cache *c, const struct xchg_side *from,
+			       const struct xchg_side *to)
+{
+	if (!from->known) {
+		dir_children_moved(c, from->op.d);
+	} else if (from->was.type == UDC_TYPE_DIR) {
+		struct udc_dir *moved = dir_find(c, from->was.ino);
+		if (moved) {
+			dir_parent_set(c, moved, to->op.d);
+			dir_put(c, moved);
+		}
+	}
+}
+
+int udc_exchange(udc_cache *c, udc_ino adir, const char *aname, size_t alen, udc_ino bdir,
+		 const char *bname, size_t blen)
+{
+	struct xchg_side a, b;
+	int r = name_op_init(&a.op, c, adir, aname, alen);
+
+	if (r)
+		return r;
+	r = name_op_init(&b.op, c, bdir, bname, blen);
+	if (r) {
+		name_op_done(c, &a.op);
+		return r;
+	}
+	if (adir == bdir && alen == blen && memcmp(aname, bname, alen) == 0) {
+		name_op_done(c, &a.op);
+		name_op_done(c, &b.op);
+		return 0;
+	}
+	xchg_peek(c, &a);
+	xchg_peek(c, &b);
+	/* a's name gets b's answer, b's name a's: each copy made now */
+	const struct entry_extra xa = { .value = b.buf, .vlen = b.value.len, .deadline = b.deadline };
+	const struct entry_extra xb = { .value = a.buf, .vlen = a.value.len, .deadline = a.deadline };
+	a.pos = pos_alloc(c, &a.op, NULL, &xa);
+	b.pos = a.pos ? pos_alloc(c, &b.op, NULL, &xb) : NULL;
+	if (!b.pos) {
+		if (a.pos)
+			entry_free_now(c, a.pos);
+		name_op_done(c, &a.op);
+		name_op_done(c, &b.op);
+		return -ENOMEM;
+	}
+
+	udc_mutex_lock(&c->rename_lock);
+	ck_sequence_write_begin(&c->rename_seq);
+	stripes_lock(a.op.s, b.op.s);
+	/* the generations before the answers, as rename_locked */
+	uint32_t agen = dir_gen(a.op.d), bgen = dir_gen(b.op.d);
+	xchg_find_locked(c, &a);
+	xchg_find_locked(c, &b);
+	inflight_mark_stale_locked(c, a.op.s, a.op.hash, &a.op.k);
+	inflight_mark_stale_locked(c, b.op.s, b.op.hash, &b.op.k);
+	xchg_place_locked(c, &a, &b, agen);
+	xchg_place_locked(c, &b, &a, bgen);
+	xchg_dotdot_locked(c, &a, &b);
+	xchg_dotdot_locked(c, &b, &a);
+	stripes_unlock(a.op.s, b.op.s);
+	ck_sequence_write_end(&c->rename_seq);
+	udc_mutex_unlock(&c->rename_lock);
+
+	if (a.pos)
+		entry_free_now(c, a.pos);   /* never published */
+	if (b.pos)
+		entry_free_now(c, b.pos);
+	name_op_done(c, &a.op);
+	name_op_done(c, &b.op);
 	shrink_after_call(c->shrink);
 	return 0;
 }

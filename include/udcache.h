@@ -477,6 +477,22 @@ UDC_API int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t ole
 	       udc_ino ndir, const char *nname, size_t nlen, udc_ino moved);
 
 /**
+ * udc_exchange() - (@adir, @aname) and (@bdir, @bname) were exchanged
+ * (renameat2 with RENAME_EXCHANGE): each name now holds what the other
+ * held.
+ *
+ * Each name gets the other's cached answer (attr, value, deadline) when it
+ * was cached as positive, else it becomes a miss.  A directory exchanged
+ * gets its new parent for ".."; when a side was not cached (it may have
+ * been a directory), no cached ".." leading to its old directory is
+ * trusted any more.  Walks through either are retried.  Exchanging a name
+ * with itself does nothing.
+ * Return: 0, -EINVAL, -ENAMETOOLONG, -ENOMEM (nothing changed).
+ */
+UDC_API int udc_exchange(udc_cache *c, udc_ino adir, const char *aname, size_t alen,
+		 udc_ino bdir, const char *bname, size_t blen);
+
+/**
  * udc_rmdir() - directory @dir, named @name in @parent, was removed.
  * @dir: its ino, or UDC_INO_NONE to take it from the cached entry.
  *

@@ -141,3 +141,73 @@ Test(source, resolve_says_whether_the_store_was_asked)
 	cr_assert_eq(udc_resolve_value(env.c, D, "..", 2, &env.call, NULL, NULL, &n, &src), 0);
 	cr_assert_eq(src, UDC_FROM_CACHE);
 }
+
+TestSuite(exchange, .init = tfix_setup_d, .fini = tfix_teardown, .timeout = 30);
+
+static void add_v(udc_ino dir, const char *name, udc_ino ino, uint32_t type, const char *v)
+{
+	struct udc_attr a = tc_attr(ino, type, ino * 10);
+
+	cr_assert_eq(udc_add_value(env.c, dir, name, strlen(name), &a, v, strlen(v), 0), 0);
+}
+
+static void expect_v(udc_ino dir, const char *name, udc_ino ino, const char *v)
+{
+	struct udc_attr got;
+	char buf[UDC_VALUE_MAX];
+	size_t n = sizeof(buf);
+
+	cr_assert_eq(udc_lookup_value(env.c, dir, name, strlen(name), &got, buf, &n), UDC_POSITIVE,
+		     "(%llu, %s) not positive", (unsigned long long)dir, name);
+	cr_assert_eq(got.ino, ino, "(%llu, %s) = ino %llu, want %llu", (unsigned long long)dir,
+		     name, (unsigned long long)got.ino, (unsigned long long)ino);
+	cr_assert_eq(got.cookie, ino * 10);
+	cr_assert(n == strlen(v) && memcmp(buf, v, n) == 0, "(%llu, %s): value differs",
+		  (unsigned long long)dir, name);
+}
+
+Test(exchange, two_cached_files_swap_answers_values_included)
+{
+	add_v(D, "a", 100, UDC_TYPE_REG, "value of a");
+	add_v(TC_ROOT, "b", 200, UDC_TYPE_SYMLINK, "b's");
+	cr_assert_eq(udc_exchange(env.c, D, "a", 1, TC_ROOT, "b", 1), 0);
+	expect_v(D, "a", 200, "b's");
+	expect_v(TC_ROOT, "b", 100, "value of a");
+	cr_assert_eq(udc_exchange(env.c, D, "a", 1, D, "a", 1), 0, "with itself");
+	expect_v(D, "a", 200, "b's");
+}
+
+Test(exchange, directories_learn_their_new_parents)
+{
+	struct udc_attr got;
+
+	add_v(D, "A", 300, UDC_TYPE_DIR, "A");
+	add_v(TC_ROOT, "B", 400, UDC_TYPE_DIR, "B");
+	cr_assert_eq(tc_lookup(env.c, 300, "..", &got), UDC_POSITIVE);
+	cr_assert_eq(got.ino, D);
+	cr_assert_eq(udc_exchange(env.c, D, "A", 1, TC_ROOT, "B", 1), 0);
+	cr_assert_eq(tc_lookup(env.c, 300, "..", &got), UDC_POSITIVE);
+	cr_assert_eq(got.ino, TC_ROOT, "A is in the root now");
+	cr_assert_eq(tc_lookup(env.c, 400, "..", &got), UDC_POSITIVE);
+	cr_assert_eq(got.ino, D, "B is in d now");
+	expect_v(D, "A", 400, "B");
+}
+
+Test(exchange, an_unknown_side_is_forgotten_and_its_directory_not_complete)
+{
+	struct udc_fill f;
+	struct udc_attr got;
+
+	add_v(TC_ROOT, "C", 500, UDC_TYPE_DIR, "C");   /* a directory in the root */
+	cr_assert_eq(tc_lookup(env.c, 500, "..", &got), UDC_POSITIVE);
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	add_v(D, "a", 100, UDC_TYPE_REG, "x");
+	cr_assert_eq(udc_dir_complete(env.c, D, &f), 0);
+	/* (root, "u") is not cached: it may be a directory */
+	cr_assert_eq(udc_exchange(env.c, D, "a", 1, TC_ROOT, "u", 1), 0);
+	cr_assert_eq(tc_lookup(env.c, D, "a", NULL), UDC_MISS, "a holds what u held: unknown");
+	cr_assert_eq(tc_lookup(env.c, D, "zzz", NULL), UDC_MISS, "d is no longer complete");
+	expect_v(TC_ROOT, "u", 100, "x");
+	cr_assert_eq(tc_lookup(env.c, 500, "..", NULL), UDC_MISS,
+		     "what left the root unseen may have been a directory: no \"..\" to it trusted");
+}

@@ -274,13 +274,43 @@ static void op_remove(void)
 	tell_remove(dir, n.s, n.len);
 }
 
+/* udc_exchange of two existing names (rename's flag byte, bit 1): each
+ * must then hold the other's answer, or be a miss. */
+static void op_exchange(udc_ino od, const struct name *on, udc_ino nd, const struct name *nn)
+{
+	tr("exchange %llu <-> %llu\n", (unsigned long long)od, (unsigned long long)nd);
+	struct ment *a = mfind(od, on->s, on->len), *b = mfind(nd, nn->s, nn->len);
+	if (!a || !b)
+		return;   /* RENAME_EXCHANGE wants both */
+	struct udc_attr sa = a->attr, sb = b->attr;
+	if ((sa.type == UDC_TYPE_DIR && mancestor(sa.ino, nd)) ||
+	    (sb.type == UDC_TYPE_DIR && mancestor(sb.ino, od)))
+		return;   /* a directory into itself */
+	bool a_cached = udc_lookup(C, od, on->s, on->len, NULL) == UDC_POSITIVE;
+	bool b_cached = udc_lookup(C, nd, nn->s, nn->len, NULL) == UDC_POSITIVE;
+	mset(od, on->s, on->len, &sb);
+	mset(nd, nn->s, nn->len, &sa);
+	expect_rc(udc_exchange(C, od, on->s, on->len, nd, nn->s, nn->len), 0, "udc_exchange");
+	if (b_cached && roomy())
+		must_be_cached(od, on->s, on->len, &sb, "udc_exchange of a cached name");
+	if (a_cached && roomy())
+		must_be_cached(nd, nn->s, nn->len, &sa, "udc_exchange of a cached name");
+}
+
 static void op_rename(void)
 {
 	udc_ino od = get_dir(), nd = get_dir();
 	struct name on, nn;
 	get_name(&on);
 	get_name(&nn);
-	bool give = u8() & 1;
+	uint8_t flags = u8();
+	bool give = flags & 1;
+
+	if ((flags & 2) && !call_err(nd, nn.s, nn.len) && !call_err(od, on.s, on.len) &&
+	    !is_dotdot(nn.s, nn.len) && !is_dotdot(on.s, on.len)) {
+		op_exchange(od, &on, nd, &nn);
+		return;
+	}
 
 	tr("rename %llu -> %llu%s\n", (unsigned long long)od, (unsigned long long)nd,
 	   give ? " (moved given)" : "");
