@@ -257,8 +257,6 @@ struct udc_cache {
 	_Atomic size_t bytes_held UDC_ALIGNED;  /* accounted bytes held now, slab pages apart */
 	_Atomic int64_t nr_dirs;
 	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
-	_Atomic uint64_t fill_clock;      /* fills begun (udc_dir_fill_begin): a listing's
-	                                   * token (udc_add_listed, stripe->touched) */
 	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
 	                                   * could not name (engine/dir.c, Ordering) */
 	_Atomic int64_t nr_entries;       /* entries in the name table (for bucket memory), */
@@ -271,6 +269,11 @@ struct udc_cache {
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
 	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (the reaper's) */
 	struct cds_list_head dirs_idle;   /* idle dirs kept for their answers (the reaper's), oldest first */
+
+	/* --- fills begun (udc_dir_fill_begin): a listing's token, read by
+	 * every mutation (stripe->touched), written by each fill begun: a
+	 * line of its own, off the hits' and the allocations' lines --- */
+	_Atomic uint64_t fill_clock UDC_ALIGNED;
 
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
