@@ -22,6 +22,11 @@ PACKAGES=(
 	python3
 	groff-base
 	valgrind
+	libfuse3-dev
+	fuse3
+	autoconf
+	automake
+	libtool
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
