@@ -16,6 +16,7 @@
  * "/TK/sK/fK" or "lK": loops included).  Mutators create and unlink files
  * and symlinks, rename files (with and without the moved ino), rename and
  * move directories between top directories (with and without the ino),
+ * exchange two files or two directories (udc_exchange),
  * and remove directories (emptied first; with and without the ino) and
  * make new ones.  Each mutation changes the store and tells the cache in
  * one critical section of the store's lock, and is one version; the store
@@ -663,10 +664,22 @@ static void mut_rename_file(struct worker *w)
 	    (p == q && k == l))
 		return;
 	uint32_t ino = store.cur.slot[p][k];
+	slot_name(k, on), slot_name(l, nn);
+	if (store.cur.slot[q][l] && below(&w->rng, 3) == 0) {   /* RENAME_EXCHANGE */
+		store.cur.slot[p][k] = store.cur.slot[q][l];
+		store.cur.slot[q][l] = ino;
+		store_commit("exchange %u/%s <-> %u/%s", store.cur.dir_ino[p], on,
+			     store.cur.dir_ino[q], nn);
+		if (udc_exchange(cache, store.cur.dir_ino[p], on, strlen(on), store.cur.dir_ino[q],
+				 nn, strlen(nn))) {
+			must(udc_invalidate(cache, store.cur.dir_ino[p], on, strlen(on)), "invalidate");
+			must(udc_invalidate(cache, store.cur.dir_ino[q], nn, strlen(nn)), "invalidate");
+		}
+		return;
+	}
 	store.cur.slot[q][l] = ino;   /* replaces what was there */
 	store.cur.slot[p][k] = 0;
 	udc_ino moved = below(&w->rng, 2) ? ino : UDC_INO_NONE;
-	slot_name(k, on), slot_name(l, nn);
 	store_commit("rename %u/%s -> %u/%s (%" PRIu64 ")", store.cur.dir_ino[p], on,
 		     store.cur.dir_ino[q], nn, moved);
 	int r = udc_rename(cache, store.cur.dir_ino[p], on, strlen(on), store.cur.dir_ino[q], nn,
@@ -684,12 +697,27 @@ static void mut_rename_dir(struct worker *w)
 	char on[8], nn[8];
 
 	uint32_t ino = store.cur.top[t][s];
-	if (!ino || store.cur.top[t2][s2])   /* onto an absent name only */
+	if (!ino)
+		return;
+	sprintf(on, "s%u", s);
+	sprintf(nn, "s%u", s2);
+	uint32_t other = store.cur.top[t2][s2];
+	if (other && other != ino) {   /* RENAME_EXCHANGE of two directories */
+		store.cur.top[t2][s2] = ino;
+		store.cur.top[t][s] = other;
+		store_commit("exchange dirs T%u/%s <-> T%u/%s", t, on, t2, nn);
+		if (udc_exchange(cache, TOP_INO(t), on, strlen(on), TOP_INO(t2), nn, strlen(nn))) {
+			must(udc_invalidate(cache, TOP_INO(t), on, strlen(on)), "invalidate");
+			must(udc_invalidate(cache, TOP_INO(t2), nn, strlen(nn)), "invalidate");
+			must(udc_invalidate(cache, ino, "..", 2), "invalidate ..");
+			must(udc_invalidate(cache, other, "..", 2), "invalidate ..");
+		}
+		return;
+	}
+	if (other)   /* onto itself */
 		return;
 	store.cur.top[t2][s2] = ino;
 	store.cur.top[t][s] = 0;
-	sprintf(on, "s%u", s);
-	sprintf(nn, "s%u", s2);
 	udc_ino moved = below(&w->rng, 2) ? ino : UDC_INO_NONE;
 	store_commit("rename dir T%u/%s -> T%u/%s (%" PRIu64 ")", t, on, t2, nn, moved);
 	int r = udc_rename(cache, TOP_INO(t), on, strlen(on), TOP_INO(t2), nn, strlen(nn), moved);
