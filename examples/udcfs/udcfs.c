@@ -960,7 +960,10 @@ static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, err);
 		return;
 	}
-	if (!fs->no_cache) {
+	bool same = ost.st_ino && ost.st_ino == nst.st_ino;
+	if (!fs->no_cache && same) {
+		/* Two links of one object: rename(2) does nothing, both stay. */
+	} else if (!fs->no_cache) {
 		if (flags & RENAME_EXCHANGE) {
 			udc_invalidate(fs->cache, od->ino, name, olen);
 			udc_invalidate(fs->cache, nd->ino, newname, nlen);
@@ -985,12 +988,14 @@ static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			if (nst.st_ino != ost.st_ino)
 				names_del(fs, nst.st_ino, nd->ino, newname, nlen);
 			names_add(fs, ost.st_ino, nd->ino, newname, nlen);
+			if (flags & RENAME_WHITEOUT)   /* a whiteout took the old name */
+				udc_invalidate(fs->cache, od->ino, name, olen);
 		}
 	}
 	/* Both directories (mtime, nlink), the moved object (ctime) and the
 	 * replaced one (nlink, ctime) changed. */
 	CHANGE_END(fs, od->ino, nd->ino, (uint64_t)ost.st_ino, (uint64_t)nst.st_ino);
-	if (!fs->no_cache && !(flags & RENAME_EXCHANGE)) {
+	if (!fs->no_cache && !same && !(flags & RENAME_EXCHANGE)) {
 		/* Refresh the moved name's value (its ctime changed). */
 		struct stat st;
 		fetch_add(fs, nd->ino, nd->fd, newname, &st);
