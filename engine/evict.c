@@ -253,6 +253,9 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	/* relaxed: the old copy is out of the table; sweepers find no key */
 	atomic_store_explicit(&old->published, 0, memory_order_relaxed);
 	stat_add(thread_stats(c), moved, 1);
+	uint32_t deadline = entry_deadline(e);
+	if (deadline)   /* it may land behind a garbage round's cursor */
+		shrink_expiry_noted(c->shrink, deadline);
 	v = SLAB_MOVED;
 out:
 	rcu_read_unlock();

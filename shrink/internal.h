@@ -56,6 +56,13 @@ static inline uint64_t mono_ns(void)
 
 struct ghost_table;
 
+/* Where a round over every class of a slab is (sweep.c, sweep_round):
+ * each class's slab_sweep cursor, and the classes gone through. */
+struct sweep_cursor {
+	uint64_t cur[SLAB_MAX_CLASSES];
+	uint32_t finished;                /* bit per class */
+};
+
 struct shrink {
 	/* --- read by every call --- */
 	struct udc_cache *c;              /* the cache whose policy this is (immutable) */
@@ -87,6 +94,8 @@ struct shrink {
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */
+	bool garbage_expiring;            /* the running garbage round saw an answer with a
+	                                   * deadline (sh->lock) */
 	_Atomic uint32_t expiry_next;     /* the earliest deadline of an answer published
 	                                   * (or found by the last garbage round) and not
 	                                   * yet swept; UINT32_MAX: none (relaxed: a hint,
@@ -94,11 +103,11 @@ struct shrink {
 	uint64_t garbage_round_ns;        /* when the last round began (CLOCK_MONOTONIC) */
 	_Atomic uint64_t sweep_inline_next_ns;  /* without the thread: when a call may
 	                                         * sweep garbage or trim next (read off the lock) */
-	uint64_t garbage_cursor[2][SLAB_MAX_CLASSES];  /* the garbage round's */
+	struct sweep_cursor garbage_cursor[2];  /* the garbage round's, by kind */
 	_Atomic int64_t trim_excess;      /* negatives admitted past their directory's
 	                                   * bound, not trimmed yet (an estimate; added
 	                                   * to off the lock) */
-	uint64_t trim_cursor[SLAB_MAX_CLASSES];  /* the trim's, over the negatives */
+	struct sweep_cursor trim_cursor;  /* the trim's, over the negatives */
 	uint64_t adapt_ms;                /* neg_share's last adaptation */
 	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
 

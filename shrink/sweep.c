@@ -763,8 +763,9 @@ static void visit_garbage(void *arg, void *obj)
 
 	if (!entry_published(e))
 		return;
+	uint32_t deadline = entry_deadline_of(e);
+	sp->sh->garbage_expiring |= deadline != 0;
 	if (entry_is_current(sp->c, e)) {
-		uint32_t deadline = entry_deadline_of(e);
 		if (deadline)   /* ahead: the next round's */
 			shrink_expiry_noted(sp->sh, deadline);
 		return;
@@ -795,6 +796,8 @@ static void visit_garbage(void *arg, void *obj)
  * (visit_garbage: entry_is_current is false for them); the round notes
  * again the deadlines it passes that are still ahead.
  */
+#define EXPIRY_RECHECK_TICKS 16   /* about a second (CACHE_TICK_SHIFT: 67 ms) */
+
 void shrink_expiry_noted(struct shrink *sh, uint32_t deadline)
 {
 	/* relaxed: a hint; the CAS keeps the minimum */
@@ -835,16 +838,28 @@ bool sweep_garbage_due(struct shrink *sh)
 
 /* A round over every class of @kind with the cursors @cur: at most
  * @budget units; *@wrapped is cleared while a class is not through. */
-static size_t sweep_round(struct sweep_pass *sp, enum entry_kind kind, uint64_t *cur,
+/* A round over every class of @kind at @rc: at most @budget units;
+ * *@wrapped is cleared while a class is not through.  A class is through
+ * once a call that could isolate a page left its cursor at the start:
+ * before, a class the budget did not reach (its cursor still 0) counted
+ * as through, and a batch that ended the negatives' classes with a few
+ * units left ended the garbage round with the positives' unvisited (an
+ * expired positive stayed for ever without memory pressure). */
+static size_t sweep_round(struct sweep_pass *sp, enum entry_kind kind, struct sweep_cursor *rc,
 			  size_t budget, void (*visit)(void *arg, void *obj), bool *wrapped)
 {
 	struct slab *s = cache_slab(sp->c, kind);
 	size_t done = 0;
 
 	for (unsigned cls = 0; cls < slab_nr_classes(s); cls++) {
-		if (done < budget)
-			done += sweep_class(sp, kind, cls, budget - done, UINT64_MAX, &cur[cls], visit);
-		*wrapped = *wrapped && cur[cls] == 0;
+		uint32_t bit = 1u << cls;
+		if (!(rc->finished & bit) && done < budget) {
+			size_t given = budget - done;
+			done += sweep_class(sp, kind, cls, given, UINT64_MAX, &rc->cur[cls], visit);
+			if (rc->cur[cls] == 0 && given > SLAB_COMPACT_PAGE_COST)
+				rc->finished |= bit;
+		}
+		*wrapped = *wrapped && (rc->finished & bit);
 	}
 	return done;
 }
@@ -866,7 +881,7 @@ bool sweep_garbage(struct shrink *sh, size_t budget)
 		open_release(c, UINT64_MAX);
 	}
 	for (unsigned k = 0; k < 2; k++)
-		done += sweep_round(&sp, (enum entry_kind)k, sh->garbage_cursor[k], budget - done,
+		done += sweep_round(&sp, (enum entry_kind)k, &sh->garbage_cursor[k], budget - done,
 				    visit_garbage, &wrapped);
 	entry_free_flush(c);
 	if (wrapped && done < budget) {
@@ -875,6 +890,13 @@ bool sweep_garbage(struct shrink *sh, size_t budget)
 		atomic_fetch_sub_explicit(&sh->garbage_pending, sh->garbage_round,
 					  memory_order_relaxed);
 		sh->garbage_round = 0;
+		sh->garbage_cursor[0].finished = sh->garbage_cursor[1].finished = 0;
+		/* Answers with deadlines were about: another round within a
+		 * second, whatever the round saw (an entry the round missed,
+		 * moved behind its cursor, has a deadline noted nowhere else). */
+		if (sh->garbage_expiring)
+			shrink_expiry_noted(sh, cache_ticks(c) + EXPIRY_RECHECK_TICKS);
+		sh->garbage_expiring = false;
 		return atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0;
 	}
 	return true;
@@ -911,7 +933,7 @@ bool sweep_trim(struct shrink *sh, size_t budget)
 	/* relaxed, all: a work estimate */
 	if (atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) <= 0)
 		return false;
-	size_t done = sweep_round(&sp, ENT_NEGATIVE, sh->trim_cursor, budget, visit_trim, &wrapped);
+	size_t done = sweep_round(&sp, ENT_NEGATIVE, &sh->trim_cursor, budget, visit_trim, &wrapped);
 	entry_free_flush(sh->c);
 	if (wrapped && done < budget) {
 		/* A whole round: every directory it went through is within its
@@ -919,6 +941,7 @@ bool sweep_trim(struct shrink *sh, size_t budget)
 		 * bound its new negatives are declined).  Admissions past the
 		 * bound from now on are the next round's. */
 		atomic_store_explicit(&sh->trim_excess, 0, memory_order_relaxed);
+		sh->trim_cursor.finished = 0;
 		return false;
 	}
 	if (atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0)
@@ -926,6 +949,6 @@ bool sweep_trim(struct shrink *sh, size_t budget)
 	/* Done: the next round starts again from the oldest pages (a round
 	 * that went on from here would take newer negatives while older
 	 * ones it passed by, within the bound then, stay). */
-	memset(sh->trim_cursor, 0, sizeof(sh->trim_cursor));
+	memset(&sh->trim_cursor, 0, sizeof(sh->trim_cursor));
 	return false;
 }

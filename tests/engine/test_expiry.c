@@ -210,14 +210,15 @@ static void expect_reclaimed(bool with_thread)
 	uint64_t kept = with_thread ? 2 : 3;   /* "d", "keep" (and "poke") */
 	struct udc_stats st = tc_stats(env.c);
 	/* Up to 30 s: the thread's rounds, or the calls' (paced: at most a
-	 * tenth of their time, in batches of a page) */
-	for (int i = 0; i < 30000 && st.nr_positive + st.nr_negative > kept; i++) {
-		if (with_thread) {
-			usleep(1000);
-		} else {
+	 * tenth of their time, in batches of a page; a round a second) */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; t.tv_sec - t0.tv_sec < 30 && st.nr_positive + st.nr_negative > kept;
+	     clock_gettime(CLOCK_MONOTONIC, &t)) {
+		if (!with_thread)
 			for (int k = 0; k < 100; k++)
 				tc_add(env.c, TC_ROOT, "poke", 7, UDC_TYPE_REG, (uint64_t)k);
-		}
+		usleep(1000);
 		st = tc_stats(env.c);
 	}
 	cr_assert_eq(st.nr_positive + st.nr_negative, kept,
