@@ -252,10 +252,14 @@ bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct s
 	       dir_gen(d) == fill->opaque[4];
 }
 
-int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill)
+int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_fill *fill)
 {
 	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
 
+	/* relaxed: published by the CAS below (seq_cst) with the flag; a
+	 * concurrent completion of the same fill writes about the same */
+	atomic_store_explicit(&d->complete_until, cache_deadline_for(c, ENT_NEGATIVE, 0),
+			      memory_order_relaxed);
 	/* relaxed: see dir_fill_begin; a different object has a different epoch */
 	if (atomic_load_explicit(&d->epoch, memory_order_relaxed) != fill->opaque[1])
 		return -ESTALE;

@@ -126,6 +126,8 @@ struct udc_dir {
 	                                   * positives in one directory would be > 200 GB) */
 	_Atomic uint32_t kids;            /* the children's ".." records of it: a hint
 	                                   * for the reaper (engine/dir.c) */
+	_Atomic uint32_t complete_until;  /* the complete flag's deadline (cache ticks, the
+	                                   * negatives' default life), 0: none */
 	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
 	struct udc_cache *cache;          /* dead: for the RCU callback that frees it */
 	_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen (dir_negatives) */
@@ -618,18 +620,30 @@ static inline bool dir_complete_rcu(struct udc_dir *d)
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE;
 }
+/* Has d's completeness outlived its life (the negatives' default: a
+ * complete directory's absent names are negative answers too)? */
+static inline bool dir_complete_expired(const struct udc_cache *c, struct udc_dir *d)
+{
+	/* relaxed: written before the complete flag's seq_cst CAS, read
+	 * after the flag was seen set (dir_complete_rcu's acquire fence) */
+	uint32_t until = atomic_load_explicit(&d->complete_until, memory_order_relaxed);
+
+	return until && cache_ticks(c) >= until;
+}
 /* Not complete (a caller's snapshot, for its own decisions). */
-static inline bool dir_is_complete(struct udc_dir *d)
+static inline bool dir_is_complete(const struct udc_cache *c, struct udc_dir *d)
 {
 	/* relaxed: a hint (whether to store a negative); never an answer */
-	return atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE;
+	return (atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE) &&
+	       !dir_complete_expired(c, d);
 }
 void dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill);
 /* With @s (the name's stripe) locked: may a listing read after @fill began
  * be cached for a name of @s in d (no mutation of the stripe's names, no
  * invalidation of d, the same object)? */
 bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct stripe *s);
-int dir_fill_complete(struct udc_dir *d, const struct udc_fill *fill);   /* 0 or -ESTALE */
+/* 0 or -ESTALE; complete for @ttl_ms (cache_deadline_for: 0 the negatives' default) */
+int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_fill *fill);
 
 /*
  * "..": d->parent (an ino), valid while the parent's object exists and its

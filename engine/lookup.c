@@ -118,7 +118,7 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 		 * not for a name whose answer expired (it may exist). */
 		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
 		matched = current;   /* expired: still a cached name's bytes */
-		if (d && !current && dir_complete_rcu(d))
+		if (d && !current && dir_complete_rcu(d) && !dir_complete_expired(c, d))
 			r = UDC_NEGATIVE;
 		else if (miss_pin && d && dir_pin_rcu(c, d))
 			*miss_pin = d;   /* the miss's caller asks the backend: no second lookup */

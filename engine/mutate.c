@@ -259,7 +259,8 @@ static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct 
 	if (e && entry_answers(c, e))
 		absent = e->kind == ENT_NEGATIVE;
 	else   /* an expired answer: not known (nor by completeness) */
-		absent = !(e && entry_current(e)) && dir_complete_rcu(d);
+		absent = !(e && entry_current(e)) && dir_complete_rcu(d) &&
+			 !dir_complete_expired(c, d);
 	rcu_read_unlock();
 	return absent;
 }
@@ -493,7 +494,7 @@ int udc_add_negative_ttl(udc_cache *c, udc_ino dir, const char *name, size_t len
 
 	if (r)
 		return r;
-	bool complete = dir_is_complete(op.d);
+	bool complete = dir_is_complete(c, op.d);
 	uint8_t tag = shrink_client_tag(c->shrink, client);
 	bool keep = !complete && dir_admits_negative(c, op.d, tag);
 	struct udc_entry *e = keep ? neg_alloc(c, &op, tag, ttl_ms) : NULL;
@@ -669,7 +670,7 @@ int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
 	struct udc_dir *d = dir_find(c, dir);
 	if (!d)
 		return -ESTALE;
-	int r = dir_fill_complete(d, fill);
+	int r = dir_fill_complete(c, d, fill);
 	dir_put(c, d);
 	return r;
 }

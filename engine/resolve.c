@@ -226,7 +226,7 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash, &x);
 		if (fresh)
 			pos_attr_set(entry_pos(fresh), attr);
-	} else if (r == -ENOENT && !dir_is_complete(d)) {
+	} else if (r == -ENOENT && !dir_is_complete(c, d)) {
 		uint8_t tag = shrink_client_tag(c->shrink, call ? call->client : 0);
 		if (dir_admits_negative(c, d, tag)) {
 			const struct entry_extra x = {

@@ -237,3 +237,25 @@ Test(expiry, expired_entries_are_reclaimed_by_the_calls, .timeout = 90)
 {
 	expect_reclaimed(false);
 }
+
+/* A complete directory answers its absent names as negatives: with a
+ * default life for negatives, its completeness has that life too. */
+Test(expiry, completeness_lives_as_long_as_a_negative)
+{
+	struct udc_fill f;
+
+	tenv_fini(&env);
+	env_make(0, SHORT_MS, UDC_CFG_NO_RECLAIM_THREAD);
+	cr_assert_eq(udc_dir_fill_begin(env.c, D_INO, &f), 0);
+	cr_assert_eq(add_ttl("a", 600, UDC_TTL_NONE), 0);
+	cr_assert_eq(udc_dir_complete(env.c, D_INO, &f), 0);
+	expect("zzz", UDC_NEGATIVE, "complete");
+	usleep(PAST_SHORT_US);
+	expect("zzz", UDC_MISS, "completeness past the negatives' life");
+	expect("a", UDC_POSITIVE, "its names stay");
+	cr_assert_eq(tc_add_neg(env.c, D_INO, "zzz"), 0);
+	expect("zzz", UDC_NEGATIVE, "a negative is stored again");
+	cr_assert_eq(udc_dir_fill_begin(env.c, D_INO, &f), 0);
+	cr_assert_eq(udc_dir_complete(env.c, D_INO, &f), 0);
+	expect("yyy", UDC_NEGATIVE, "completed again");
+}
