@@ -300,10 +300,11 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * to 67 ms early, never later than the kernel's coarse clock step (a
  * jiffy, 1-10 ms); a life under 67 ms may end at once.  A lookup reads
  * the clock (CLOCK_MONOTONIC_COARSE, no system call) only for an entry
- * that has a deadline.  A complete directory's answers for the names it
- * does not hold do not expire, and an expired answer in it is a miss (not
- * a negative); an embedder with outside writers invalidates directories
- * (or does not complete them) on its own schedule.
+ * that has a deadline.  A complete directory answers the names it does
+ * not hold as negatives, so its completeness lives as long as a negative
+ * does by default (udc_config.negative_ttl_ms, from udc_dir_complete()),
+ * after which those names are misses again; an expired answer in a
+ * complete directory is a miss, never a negative.
  */
 
 /*
