@@ -563,6 +563,21 @@ static inline void value_copy_out(struct value_out *vo, const void *data, size_t
 		memcpy(vo->buf, data, len < vo->room ? len : vo->room);
 }
 
+/* The checks a *_value lookup makes first: its value arguments, then the
+ * name's length (call_check_len: lookup_name scans the bytes); then the
+ * thread is entered.  0 or -errno. */
+static inline int value_call_begin(struct value_out *vo, void *value, const size_t *value_len,
+				   struct udc_cache *c, udc_ino dir, const char *name, size_t len)
+{
+	int r = value_out_init(vo, value, value_len);
+
+	if (!r)
+		r = call_check_len(c, dir, name, len);
+	if (!r)
+		thread_enter();
+	return r;
+}
+
 /* Copy p's value out to @vo (NULL: not wanted). */
 static inline void pos_value_copy(struct value_out *vo, const struct udc_pos *p)
 {

@@ -165,13 +165,10 @@ int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		     struct udc_attr *out, void *value, size_t *value_len)
 {
 	struct value_out vo;
-	int r = value_out_init(&vo, value, value_len);
+	int r = value_call_begin(&vo, value, value_len, c, dir, name, len);
 
-	if (!r)
-		r = call_check_len(c, dir, name, len);   /* lookup_name scans the bytes */
 	if (r)
 		return r;
-	thread_enter();
 	if (name_is_dotdot(name, len))
 		r = lookup_dotdot(c, dir, out);   /* no value */
 	else
