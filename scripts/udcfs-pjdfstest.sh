@@ -157,7 +157,7 @@ for d in "${dirs[@]}"; do
 done
 printf '%-10s | %6d %6d %7d | %6d %6d %7d\n' total "${tot[@]}"
 
-if [[ $(grep -c 'not ok' "$tmp"/nocache/*.res 2>/dev/null | awk -F: '{s += $2} END {print s+0}') -gt 0 ]]; then
+if [[ $(grep -c ' notok$' "$tmp"/nocache/*.res 2>/dev/null | awk -F: '{s += $2} END {print s+0}') -gt 0 ]]; then
 	echo
 	echo "failing with --no-cache too (the passthrough's, not udcache's):"
 	cat "$tmp"/nocache/*.res | awk '$2 == "notok" { print "  " $1 }' | head -50

@@ -684,6 +684,11 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 	/* No writeback cache: every write reaches the daemon. */
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* Writes and truncates run with the caller's fsuid on the backing
+	 * file system, which clears setuid/setgid itself: the kernel must not
+	 * send a SETATTR for it (as the caller, a chmod it may not do). */
+	if (conn->capable & FUSE_CAP_HANDLE_KILLPRIV)
+		conn->want |= FUSE_CAP_HANDLE_KILLPRIV;
 }
 
 static void reply_entry(fuse_req_t req, struct fs *fs, struct inode *i, const struct stat *st)
@@ -1045,7 +1050,28 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 	creds_enter(req);
 	change_begin(fs);
 	if (valid & FUSE_SET_ATTR_MODE) {
+		/* A write or truncate by someone other than the owner makes the
+		 * kernel clear setuid/setgid with a SETATTR in the caller's
+		 * name, which the owner check of chmod(2) refuses: a change that
+		 * only clears those bits is done as the daemon. */
+		struct stat cur;
+		bool kill = false;
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		if (fstatat(i->fd, "", &cur, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+		    ctx->uid != cur.st_uid && (cur.st_mode & (S_ISUID | S_ISGID)) &&
+		    (attr->st_mode & 07777) == (cur.st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)))
+			kill = true;
+		if (kill) {
+			setfsuid(0);
+			setfsgid(0);
+		}
 		r = fi ? fchmod((int)fi->fh, attr->st_mode) : chmod(path, attr->st_mode);
+		if (kill) {
+			int e = errno;
+			setfsgid(ctx->gid);
+			setfsuid(ctx->uid);
+			errno = e;
+		}
 		if (r < 0)
 			goto out;
 	}
@@ -1227,8 +1253,11 @@ static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", i->fd);
 	creds_enter(req);
-	int fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Through /proc: openat(fd, ".") would need search permission. */
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int err = errno;
 	creds_leave(req);
 	if (fd < 0 || !(d->dp = fdopendir(fd))) {
