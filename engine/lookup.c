@@ -24,7 +24,10 @@
  *   dir_bump_gen(): a lookup that sees a new generation also sees the
  *   complete flag and parent that the bumping thread cleared before it.
  *   The hit counter is a relaxed load and a relaxed store: a lost raise
- *   costs only reclaim accuracy.
+ *   costs only reclaim accuracy.  The same byte's ENT_EXPIRES bit and the
+ *   deadline are written before the entry is published and never after,
+ *   so the relaxed load sees the published ones; the clock is the
+ *   kernel's coarse monotonic clock (vDSO), read only for such entries.
  */
 #include "engine/internal.h"
 

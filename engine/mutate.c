@@ -48,6 +48,11 @@
  *   dir_parent_forget_if, dir_children_moved).
  *   ck_sequence_write_begin/end bracket a rename's or rmdir's changes; they
  *   pair with udc_walk's ck_sequence_read_begin/retry.
+ *   stripe->touched (inflight_mark_stale_locked) is written and read
+ *   under its stripe lock; the fill_clock value it takes is a relaxed
+ *   load: a fill begun before the mutation happened before it through the
+ *   embedder's own ordering of the store (udc_add_listed), and coherence
+ *   then gives the newer value.
  */
 #include "engine/internal.h"
 #include "common/probe.h"
