@@ -20,9 +20,15 @@
  * name whose stat is being read and not yet recorded).  An attribute
  * change, after the store call, invalidates the object's names and marks
  * every pending fetch as hit; a hit fetch invalidates its own name once it
- * is recorded.  So a fetch that read the old attributes is either
- * recorded before the change looks (its name is invalidated) or sees the
- * mark (it invalidates itself).
+ * is recorded, before it leaves the pending list.  So a fetch that read
+ * the old attributes is either recorded before the change looks (its name
+ * is invalidated) or sees the mark (it invalidates itself).
+ *
+ * GETATTR is answered from the cache too: a positive answer for one of
+ * the object's known names, with its ino, carries its attributes; the
+ * cache is not used while a hit fetch is still pending (see fs_getattr's
+ * getattr_cached).  Otherwise, and for an object with no known name (the
+ * root), GETATTR asks the store.
  *
  * Modelled on libfuse's example/passthrough_ll.c; written for udcache.
  */
@@ -173,6 +179,7 @@ struct stats {
 	_Atomic uint64_t shared;             /* answers of another thread's backend call */
 	_Atomic uint64_t opens_on_hit;       /* O_PATH opens for a hit with no inode object */
 	_Atomic uint64_t attr_fetches;       /* GETATTRs that went to the store */
+	_Atomic uint64_t attr_cached;        /* GETATTRs answered from a cached value */
 	_Atomic uint64_t listed_fetches;     /* READDIRPLUS entries stat'ed */
 	_Atomic uint64_t mutation_fetches;   /* stats after a create/rename for the cache */
 	_Atomic uint64_t invalidations;      /* names invalidated for attribute changes */
@@ -196,6 +203,7 @@ struct fs {
 	pthread_mutex_t names_lock;    /* names table and pending list */
 	struct ino_names *ntab[NTAB_SIZE];
 	struct pending pending;        /* list head */
+	uint64_t pending_hits;         /* listed fetches marked hit */
 
 	/* attribute changes: begun and ended (for --verify's race check) */
 	_Atomic uint64_t change_begin, change_end;
@@ -417,13 +425,35 @@ static void pending_begin(struct fs *fs, struct pending *p)
 	pthread_mutex_unlock(&fs->names_lock);
 }
 
-/* Returns true if an attribute changed while @p was pending. */
-static bool pending_end(struct fs *fs, struct pending *p)
+static void pending_unlink_locked(struct fs *fs, struct pending *p)
 {
-	pthread_mutex_lock(&fs->names_lock);
+	if (p->hit)
+		fs->pending_hits--;
 	p->prev->next = p->next;
 	p->next->prev = p->prev;
+}
+
+/*
+ * The fetch @p of (@dir, @name) is over (its answer recorded, or nothing
+ * to record: @name NULL).  Returns true if an attribute changed while it
+ * was pending; then its name has been invalidated *before* @p left the
+ * pending list, so that while a stale answer may be in the cache, a hit
+ * fetch is still listed (GETATTR relies on it: see fs_getattr).
+ */
+static bool pending_end(struct fs *fs, struct pending *p, uint64_t dir,
+			const char *name, size_t len)
+{
+	pthread_mutex_lock(&fs->names_lock);
 	bool hit = p->hit;
+	if (!hit || !name) {
+		pending_unlink_locked(fs, p);
+		pthread_mutex_unlock(&fs->names_lock);
+		return hit;
+	}
+	pthread_mutex_unlock(&fs->names_lock);
+	udc_invalidate(fs->cache, dir, name, len);   /* this answer is not cached */
+	pthread_mutex_lock(&fs->names_lock);
+	pending_unlink_locked(fs, p);
 	pthread_mutex_unlock(&fs->names_lock);
 	return hit;
 }
@@ -448,7 +478,10 @@ static void change_end(struct fs *fs, const uint64_t *inos, int n)
 
 		pthread_mutex_lock(&fs->names_lock);
 		for (struct pending *p = fs->pending.next; p != &fs->pending; p = p->next)
-			p->hit = true;
+			if (!p->hit) {
+				p->hit = true;
+				fs->pending_hits++;
+			}
 		for (int k = 0; k < n; k++) {
 			if (!inos[k])
 				continue;
@@ -563,8 +596,7 @@ static int backend_lookup_value(void *ctx, udc_ino dir, const char *name, size_t
 	CNT(store_lookups);
 	if (r == 0)
 		names_add(fs, st.st_ino, dir, name, len);
-	if (pending_end(fs, &p))
-		udc_invalidate(fs->cache, dir, name, len);   /* this answer is not cached */
+	pending_end(fs, &p, dir, name, len);   /* hit: invalidated, so not cached */
 	if (r < 0)
 		return r;
 	if (st.st_ino == 0)
@@ -615,8 +647,7 @@ static int fetch_add(struct fs *fs, uint64_t dir, int dfd, const char *name, str
 	} else {
 		udc_invalidate(fs->cache, dir, name, len);
 	}
-	if (pending_end(fs, &p))
-		udc_invalidate(fs->cache, dir, name, len);
+	pending_end(fs, &p, dir, name, len);
 	return r;
 }
 
@@ -633,11 +664,18 @@ static bool verify_same(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-static void verify_answer(struct fs *fs, int dfd, uint64_t dir, const char *name,
-			  int r, const struct stat *cached, uint64_t b1, uint64_t e1)
+/*
+ * Compare a cache answer (@r: 0 with *@cached, or -ENOENT) for @name in
+ * @dir with the store's (@d: 0 with *@st, or -errno), read after it; count
+ * and print a mismatch.  b1, e1: change_begin and change_end read before
+ * the cache was asked; an attribute change begun or running meanwhile
+ * makes the check meaningless (skipped).
+ */
+static void verify_compare(struct fs *fs, uint64_t dir, const char *name, int r,
+			   const struct stat *cached, int d, const struct stat *st_,
+			   uint64_t b1, uint64_t e1)
 {
-	struct stat st;
-	int d = store_stat(dfd, name, &st);
+	const struct stat st = *st_;
 	uint64_t b2 = atomic_load(&fs->change_begin);
 	if (b1 != e1 || b2 != b1) {
 		CNT(verify_skipped);
@@ -670,6 +708,15 @@ static void verify_answer(struct fs *fs, int dfd, uint64_t dir, const char *name
 			st.st_uid, st.st_gid, (long)st.st_size,
 			(long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
 			(long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
+static void verify_answer(struct fs *fs, int dfd, uint64_t dir, const char *name,
+			  int r, const struct stat *cached, uint64_t b1, uint64_t e1)
+{
+	struct stat st;
+	memset(&st, 0, sizeof(st));
+	int d = store_stat(dfd, name, &st);
+	verify_compare(fs, dir, name, r, cached, d, &st, b1, e1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1024,12 +1071,95 @@ static void fs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	fuse_reply_none(req);
 }
 
+#define GETATTR_NAMES 8                /* known names tried, at most */
+
+/*
+ * GETATTR from a cached value: a positive answer for one of the object's
+ * known names, with its ino, carries attributes as fresh as LOOKUP's.
+ * Returns true and fills *st, or false (then ask the store).
+ *
+ * Why the value is not older than a change that completed (replied)
+ * before this GETATTR began: that change's change_end, before its reply,
+ * (a) invalidated every name recorded for the object and (b) marked every
+ * fetch then pending.  Every value is put in the cache by a fetch (the
+ * backend, fetch_add, READDIRPLUS), each inside pending_begin/pending_end
+ * with its name recorded before it ends (a rename only moves a value,
+ * and its own change_end then invalidates it).  A value in the cache for
+ * one of the object's names after (a) was therefore stored by a fetch
+ * pending at (b), or by one that began after (b).  A fetch that began after (b)
+ * read the store after the change (its stat follows pending_begin):
+ * fresh.  A fetch pending at (b) is hit; pending_end invalidates its name
+ * before it leaves the pending list (a backend answer so invalidated is
+ * never cached at all).  So a stale value can be visible only while a
+ * hit fetch is listed, and we do not use the cache then (pending_hits,
+ * read under names_lock together with the names).  A fetch not yet hit
+ * when we look and hit afterwards is marked by a change that had not
+ * completed when we looked: concurrent with this GETATTR, which may
+ * answer either side of it.  Values are never moved to another object:
+ * the ino must match, and an inode object's O_PATH fd keeps its ino from
+ * being reused.
+ */
+static bool getattr_cached(struct fs *fs, struct inode *i, struct stat *st,
+			   uint64_t *dir_out, char *name_out)
+{
+	struct { uint64_t parent; size_t len; char name[NAME_MAX + 1]; } nm[GETATTR_NAMES];
+	int n = 0;
+
+	pthread_mutex_lock(&fs->names_lock);
+	if (fs->pending_hits == 0) {
+		for (struct ino_names *in = fs->ntab[nhash(i->ino)]; in; in = in->next) {
+			if (in->ino != i->ino)
+				continue;
+			for (struct name_rec *r = in->names; r && n < GETATTR_NAMES; r = r->next) {
+				nm[n].parent = r->parent;
+				nm[n].len = r->len;
+				memcpy(nm[n].name, r->name, r->len);
+				nm[n].name[r->len] = '\0';
+				n++;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs->names_lock);
+
+	for (int k = 0; k < n; k++) {
+		struct udc_attr a;
+		struct udcfs_value v;
+		size_t vlen = sizeof(v);
+		int r = udc_lookup_value(fs->cache, nm[k].parent, nm[k].name, nm[k].len, &a, &v, &vlen);
+		if (r == UDC_POSITIVE && a.ino == i->ino && vlen == sizeof(v)) {
+			value_unpack(st, &v, a.ino, fs->root_dev);
+			*dir_out = nm[k].parent;
+			memcpy(name_out, nm[k].name, nm[k].len + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
 	struct inode *i = get_inode(fs, ino);
 	struct stat st;
 	(void)fi;
+	if (!fs->no_cache) {
+		uint64_t e1 = atomic_load(&fs->change_end);
+		uint64_t b1 = atomic_load(&fs->change_begin);
+		uint64_t dir;
+		char name[NAME_MAX + 1];
+		if (getattr_cached(fs, i, &st, &dir, name)) {
+			CNT(attr_cached);
+			if (fs->verify) {
+				struct stat dst;
+				memset(&dst, 0, sizeof(dst));
+				int d = fstatat(i->fd, "", &dst, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+				verify_compare(fs, dir, name, 0, &st, d, &dst, b1, e1);
+			}
+			fuse_reply_attr(req, &st, fs->attr_timeout);
+			return;
+		}
+	}
 	sleep_us(fs->attr_delay_us);
 	CNT(attr_fetches);
 	if (fstatat(i->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -1357,7 +1487,7 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 			if (r < 0) {
 				/* gone since the listing: skip it */
 				if (!fs->no_cache)
-					pending_end(fs, &pd);
+					pending_end(fs, &pd, 0, NULL, 0);
 				d->entry = NULL;
 				d->offset = next;
 				continue;
@@ -1378,10 +1508,8 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 					if (ar < 0)
 						d->fill_ok = false;
 				}
-				if (pending_end(fs, &pd)) {
-					udc_invalidate(fs->cache, dir->ino, name, len);
+				if (pending_end(fs, &pd, dir->ino, name, len))
 					d->fill_ok = false;
-				}
 			}
 			struct inode *i = inode_ref(fs, dir->fd, name, &e.attr, false);
 			if (!i) {
@@ -1500,6 +1628,7 @@ static void print_stats(struct fs *fs, FILE *f)
 	fprintf(f, "  shared answers       %llu\n", LD(shared));
 	fprintf(f, "  opens on a hit       %llu\n", LD(opens_on_hit));
 	fprintf(f, "  attr fetches         %llu\n", LD(attr_fetches));
+	fprintf(f, "  getattr from cache   %llu\n", LD(attr_cached));
 	fprintf(f, "  readdirplus stats    %llu\n", LD(listed_fetches));
 	fprintf(f, "  mutation stats       %llu\n", LD(mutation_fetches));
 	fprintf(f, "  invalidations        %llu\n", LD(invalidations));
