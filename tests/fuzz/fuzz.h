@@ -194,6 +194,14 @@ extern bool have_backend, have_readlink;
 extern uint64_t backend_calls;         /* lookups only: what stats count */
 
 int be_lookup(void *ctx, udc_ino dir, const char *name, size_t len, struct udc_attr *out);
+/* be_lookup with the value every positive carries (value_of). */
+int be_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len, struct udc_attr *out,
+		    void *value, size_t *value_len, uint32_t *ttl_ms);
+/* The value the harness gives a positive of attr @a (udc_add_value, the
+ * backend): from its ino and type, so that a directory's own attr with
+ * cookie 0 has it too; its length.  A positive answer's value must be it
+ * (".." answers have none). */
+size_t value_of(const struct udc_attr *a, unsigned char *buf);
 ssize_t be_readlink(void *ctx, udc_ino ino, char *buf, size_t size);
 void faults_clear(void);
 void get_faults(bool allow_reenter);

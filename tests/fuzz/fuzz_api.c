@@ -13,7 +13,9 @@
  * harness makes to the model is told to the cache at once, in this one
  * thread, so every definite answer of the cache must equal the model's:
  *
- *   - a positive answer equals the model's attr (a directory's own attr,
+ *   - a positive answer equals the model's attr, and its value is the
+ *     attr's own (value_of: every add and the backend give one; ".."
+ *     none) (a directory's own attr,
  *     from "..", "/", "." or a walk's start, may carry cookie 0: the
  *     cache knows a directory's cookie only once told);
  *   - a negative answer means the model has no such name;
@@ -348,6 +350,12 @@ static void op_rename(void)
 			M.attached[dst->attr.ino] = false;   /* replaced: detached */
 	}
 	bool was_cached = udc_lookup(C, od, on.s, on.len, NULL) == UDC_POSITIVE;
+	bool links = dst && dst->attr.ino == sa.ino;   /* two links of one object: */
+	if (links) {                                   /* rename(2) does nothing */
+		expect_rc(udc_rename(C, od, on.s, on.len, nd, nn.s, nn.len,
+				     give ? sa.ino : UDC_INO_NONE), 0, "udc_rename of two links");
+		return;
+	}
 	mdel(od, on.s, on.len);
 	mset(nd, nn.s, nn.len, &sa);   /* cannot fail: one entry went */
 	int r = udc_rename(C, od, on.s, on.len, nd, nn.s, nn.len, give ? sa.ino : UDC_INO_NONE);
@@ -441,7 +449,9 @@ static bool fill_tell(udc_ino d, uint64_t since, bool by_resolve)
 		if (x->dir != d || x->told > since)
 			continue;
 		if (!by_resolve) {
-			expect_rc(udc_add(C, d, x->name, x->len, &x->attr), 0, "udc_add (fill)");
+			unsigned char v[UDC_VALUE_MAX];
+			expect_rc(udc_add_value(C, d, x->name, x->len, &x->attr, v,
+						value_of(&x->attr, v), 0), 0, "udc_add (fill)");
 			x->told = seq;
 			continue;
 		}
@@ -752,6 +762,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	have_backend = ((cfgb >> 1) & 3) != 3;
 	have_readlink = ((cfgb >> 1) & 3) < 2;
 	backend = (struct udc_backend){ .lookup = be_lookup,
+					.lookup_value = be_lookup_value,
 					.readlink = have_readlink ? be_readlink : NULL };
 	struct udc_config cfg = UDC_CONFIG_INIT;
 	cfg.root = ROOT;

@@ -232,3 +232,14 @@ static void reenter(udc_ino dir, const char *name, size_t len)
 	}
 }
 
+int be_lookup_value(void *ctx, udc_ino dir, const char *name, size_t len, struct udc_attr *out,
+		    void *value, size_t *value_len, uint32_t *ttl_ms)
+{
+	int r = be_lookup(ctx, dir, name, len, out);
+
+	(void)ttl_ms;   /* none: answers must not change with time */
+	if (r == 0)
+		*value_len = value_of(out, value);
+	return r;
+}
+

@@ -148,20 +148,47 @@ void expect_rc(int got, int want, const char *what)
 		violation("%s returned %s, expected %s", what, rname(got), rname(want));
 }
 
-/* udc_lookup, checked. */
+size_t value_of(const struct udc_attr *a, unsigned char *buf)
+{
+	size_t len = (size_t)((a->ino * 7 + a->type) % 97);
+
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)(a->ino + i * 3);
+	return len;
+}
+
+/* A positive answer's value (@v, @vlen) is its attr's own. */
+static void check_value(const char *name, size_t len, const struct udc_attr *a,
+			const unsigned char *v, size_t vlen, const char *what)
+{
+	unsigned char want[UDC_VALUE_MAX];
+	size_t wlen = is_dotdot(name, len) ? 0 : value_of(a, want);
+
+	if (vlen != wlen || memcmp(v, want, wlen) != 0) {
+		show("name", name, len);
+		violation("%s: a value of %zu bytes with ino %llu, not its own (%zu bytes)", what,
+			  vlen, (unsigned long long)a->ino, wlen);
+	}
+}
+
+/* udc_lookup_value, checked. */
 int do_lookup(udc_ino dir, const char *name, size_t len, const char *what)
 {
 	struct udc_attr a;
+	unsigned char v[UDC_VALUE_MAX];
+	size_t vlen = sizeof(v);
 
 	memset(&a, 0xa5, sizeof(a));
-	int r = udc_lookup(C, dir, name, len, &a);
+	int r = udc_lookup_value(C, dir, name, len, &a, v, &vlen);
 	int e = call_err(dir, name, len);
 	if (e) {
 		expect_rc(r, e, what);
 		return r;
 	}
-	if (r == UDC_POSITIVE)
+	if (r == UDC_POSITIVE) {
 		check_positive(dir, name, len, &a, what);
+		check_value(name, len, &a, v, vlen, what);
+	}
 	else if (r == UDC_NEGATIVE)
 		check_negative(dir, name, len, what);
 	else if (r != UDC_MISS)
@@ -204,7 +231,9 @@ void must_be_cached(udc_ino dir, const char *name, size_t len, const struct udc_
 		    const char *what)
 {
 	struct udc_attr a;
-	int r = udc_lookup(C, dir, name, len, &a);
+	unsigned char v[UDC_VALUE_MAX];
+	size_t vlen = sizeof(v);
+	int r = udc_lookup_value(C, dir, name, len, &a, v, &vlen);
 
 	if (r != UDC_POSITIVE) {
 		show("name", name, len);
@@ -212,6 +241,7 @@ void must_be_cached(udc_ino dir, const char *name, size_t len, const struct udc_
 			  what, (unsigned long long)dir, r);
 	}
 	attr_must_equal(&a, want, false, what);
+	check_value(name, len, &a, v, vlen, what);
 }
 
 void must_be_forgotten(udc_ino dir, const char *name, size_t len, const char *what)
@@ -244,7 +274,8 @@ void tell_add(udc_ino dir, const char *name, size_t len, const struct udc_attr *
 {
 	if (!mset(dir, name, len, a))
 		return;   /* model full: nothing changes */
-	int r = udc_add(C, dir, name, len, a);
+	unsigned char v[UDC_VALUE_MAX];
+	int r = udc_add_value(C, dir, name, len, a, v, value_of(a, v), 0);
 	expect_rc(r, 0, "udc_add");
 	if (roomy())
 		must_be_cached(dir, name, len, a, "udc_add");
@@ -265,9 +296,11 @@ void tell_remove(udc_ino dir, const char *name, size_t len)
 int do_resolve(udc_ino dir, const char *name, size_t len, const char *what)
 {
 	struct udc_attr a;
+	unsigned char v[UDC_VALUE_MAX];
+	size_t vlen = sizeof(v);
 
 	memset(&a, 0xa5, sizeof(a));
-	int r = udc_resolve(C, dir, name, len, NULL, &a);
+	int r = udc_resolve_value(C, dir, name, len, NULL, &a, v, &vlen, NULL);
 	int e = call_err(dir, name, len);
 	if (e) {
 		expect_rc(r, e, what);
@@ -287,6 +320,7 @@ int do_resolve(udc_ino dir, const char *name, size_t len, const char *what)
 	}
 	if (r == 0) {
 		check_positive(dir, name, len, &a, what);
+		check_value(name, len, &a, v, vlen, what);
 		if (!is_dotdot(name, len) && roomy())
 			must_be_cached(dir, name, len, &a, what);
 	} else if (r == -ENOENT) {
