@@ -181,6 +181,7 @@ struct stats {
 	_Atomic uint64_t attr_fetches;       /* GETATTRs that went to the store */
 	_Atomic uint64_t attr_cached;        /* GETATTRs answered from a cached value */
 	_Atomic uint64_t listed_fetches;     /* READDIRPLUS entries stat'ed */
+	_Atomic uint64_t listed_cached;      /* READDIRPLUS entries from a cached value */
 	_Atomic uint64_t mutation_fetches;   /* stats after a create/rename for the cache */
 	_Atomic uint64_t invalidations;      /* names invalidated for attribute changes */
 	_Atomic uint64_t cache_errors;       /* udc_* calls that failed (fell back to invalidate) */
@@ -1137,6 +1138,30 @@ static bool getattr_cached(struct fs *fs, struct inode *i, struct stat *st,
 	return false;
 }
 
+/*
+ * A READDIRPLUS entry's attributes from the name's cached value, as a
+ * LOOKUP hit would give them: the listing's ino must match, and, as in
+ * getattr_cached (whose argument this follows), not while a hit fetch is
+ * listed.  The name is already cached, so the fill needs no add for it.
+ */
+static bool listed_cached(struct fs *fs, uint64_t dir, const char *name, size_t len,
+			  uint64_t ino, struct stat *st)
+{
+	pthread_mutex_lock(&fs->names_lock);
+	bool quiet = fs->pending_hits == 0;
+	pthread_mutex_unlock(&fs->names_lock);
+	if (!quiet)
+		return false;
+	struct udc_attr a;
+	struct udcfs_value v;
+	size_t vlen = sizeof(v);
+	int r = udc_lookup_value(fs->cache, dir, name, len, &a, &v, &vlen);
+	if (r != UDC_POSITIVE || a.ino != ino || vlen != sizeof(v))
+		return false;
+	value_unpack(st, &v, a.ino, fs->root_dev);
+	return true;
+}
+
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = req_fs(req);
@@ -1479,6 +1504,19 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 			struct pending pd;
 			size_t len = strlen(name);
 			memset(&e, 0, sizeof(e));
+			uint64_t e1 = atomic_load(&fs->change_end);
+			uint64_t b1 = atomic_load(&fs->change_begin);
+			if (!fs->no_cache &&
+			    listed_cached(fs, dir->ino, name, len, d->entry->d_ino, &e.attr)) {
+				CNT(listed_cached);
+				if (fs->verify) {
+					struct stat dst;
+					memset(&dst, 0, sizeof(dst));
+					int vr = store_stat(dir->fd, name, &dst);
+					verify_compare(fs, dir->ino, name, 0, &e.attr, vr, &dst, b1, e1);
+				}
+				goto reply_plus;
+			}
 			if (!fs->no_cache)
 				pending_begin(fs, &pd);
 			sleep_us(fs->store_delay_us);
@@ -1511,6 +1549,7 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 				if (pending_end(fs, &pd, dir->ino, name, len))
 					d->fill_ok = false;
 			}
+		reply_plus:;
 			struct inode *i = inode_ref(fs, dir->fd, name, &e.attr, false);
 			if (!i) {
 				d->entry = NULL;
@@ -1629,6 +1668,7 @@ static void print_stats(struct fs *fs, FILE *f)
 	fprintf(f, "  opens on a hit       %llu\n", LD(opens_on_hit));
 	fprintf(f, "  attr fetches         %llu\n", LD(attr_fetches));
 	fprintf(f, "  getattr from cache   %llu\n", LD(attr_cached));
+	fprintf(f, "  readdirplus cached   %llu\n", LD(listed_cached));
 	fprintf(f, "  readdirplus stats    %llu\n", LD(listed_fetches));
 	fprintf(f, "  mutation stats       %llu\n", LD(mutation_fetches));
 	fprintf(f, "  invalidations        %llu\n", LD(invalidations));
