@@ -804,8 +804,10 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	}
 	/* Two links of one object: rename(2) does nothing, and neither does
 	 * the cache (dropping the old name would make a complete directory
-	 * answer it as absent). */
-	if (known && target.ino == was.ino) {
+	 * answer it as absent).  Not for a directory, which has one name:
+	 * two names cached as one directory means one of them is stale, and
+	 * the rename below sets both right. */
+	if (known && target.ino == was.ino && was.type != UDC_TYPE_DIR) {
 		if (ro->old.neg) {
 			entry_free_now(c, ro->old.neg);   /* never published */
 			ro->old.neg = NULL;
