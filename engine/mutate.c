@@ -802,21 +802,6 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 		target.ino = UDC_INO_NONE;
 		target_absent = name_absent_locked(c, n->hash, &n->k, n->d);
 	}
-	/* Two links of one object: rename(2) does nothing, and neither does
-	 * the cache (dropping the old name would make a complete directory
-	 * answer it as absent).  Not for a directory, which has one name:
-	 * two names cached as one directory means one of them is stale, and
-	 * the rename below sets both right. */
-	if (known && target.ino == was.ino && was.type != UDC_TYPE_DIR) {
-		if (ro->old.neg) {
-			entry_free_now(c, ro->old.neg);   /* never published */
-			ro->old.neg = NULL;
-		}
-		if (ro->moved_dir)
-			dir_put(c, ro->moved_dir);
-		return;
-	}
-
 	op_unlink_locked(c, &ro->old);
 	if (!known)   /* the cached directory is not what moved: it left odir anyway */
 		unlinked_dir_leaves(c, &ro->old);

@@ -461,9 +461,11 @@ UDC_API int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len);
  * Afterwards (@odir, @oname) is not positive (a negative with
  * UDC_CFG_KEEP_UNLINKED) and (@ndir, @nname) is positive with the old attr
  * when the old name was cached (and, with @moved given, cached as @moved),
- * else a miss.  When both names are cached as the same ino, not a
- * directory's (two links of one object, which rename(2) leaves as they
- * are), nothing changes.  A
+ * else a miss.  Both names cached as one ino is no exception: a lookup
+ * of the new name may have cached the store's answer before this call
+ * (the store moved first), and the old name must go.  So a rename(2)
+ * between two links of one object, which changes nothing in the store,
+ * is not to be told (udc_rename would forget the old link).  A
  * directory moved this way gets @ndir as its parent; a
  * directory that was replaced at the target is treated as removed.  Walks
  * that ran through a renamed directory are retried.  Renaming a name to
