@@ -1018,8 +1018,18 @@ static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* Two links of one object: rename(2) does nothing, both stay. */
 	} else if (!fs->no_cache) {
 		if (flags & RENAME_EXCHANGE) {
-			udc_invalidate(fs->cache, od->ino, name, olen);
-			udc_invalidate(fs->cache, nd->ino, newname, nlen);
+			/* udc_exchange moves each answer and the exchanged
+			 * directories' ".." (invalidating the two names alone
+			 * left a directory's ".." naming its old parent) */
+			if (udc_exchange(fs->cache, od->ino, name, olen, nd->ino, newname, nlen) < 0) {
+				CNT(cache_errors);
+				udc_invalidate(fs->cache, od->ino, name, olen);
+				udc_invalidate(fs->cache, nd->ino, newname, nlen);
+				if (ost.st_ino)
+					udc_invalidate(fs->cache, ost.st_ino, "..", 2);
+				if (nst.st_ino)
+					udc_invalidate(fs->cache, nst.st_ino, "..", 2);
+			}
 			names_del(fs, ost.st_ino, od->ino, name, olen);
 			names_del(fs, nst.st_ino, nd->ino, newname, nlen);
 			names_add(fs, ost.st_ino, nd->ino, newname, nlen);
