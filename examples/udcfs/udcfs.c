@@ -1110,6 +1110,22 @@ static void fs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
  * the ino must match, and an inode object's O_PATH fd keeps its ino from
  * being reused.
  */
+/* (dir, name)'s cached value as a stat, if it is a positive answer for
+ * @ino with a value of ours. */
+static bool cached_stat(struct fs *fs, uint64_t dir, const char *name, size_t len, uint64_t ino,
+			struct stat *st)
+{
+	struct udc_attr a;
+	struct udcfs_value v;
+	size_t vlen = sizeof(v);
+	int r = udc_lookup_value(fs->cache, dir, name, len, &a, &v, &vlen);
+
+	if (r != UDC_POSITIVE || a.ino != ino || vlen != sizeof(v))
+		return false;
+	value_unpack(st, &v, a.ino, fs->root_dev);
+	return true;
+}
+
 static bool getattr_cached(struct fs *fs, struct inode *i, struct stat *st,
 			   uint64_t *dir_out, char *name_out)
 {
@@ -1134,12 +1150,7 @@ static bool getattr_cached(struct fs *fs, struct inode *i, struct stat *st,
 	pthread_mutex_unlock(&fs->names_lock);
 
 	for (int k = 0; k < n; k++) {
-		struct udc_attr a;
-		struct udcfs_value v;
-		size_t vlen = sizeof(v);
-		int r = udc_lookup_value(fs->cache, nm[k].parent, nm[k].name, nm[k].len, &a, &v, &vlen);
-		if (r == UDC_POSITIVE && a.ino == i->ino && vlen == sizeof(v)) {
-			value_unpack(st, &v, a.ino, fs->root_dev);
+		if (cached_stat(fs, nm[k].parent, nm[k].name, nm[k].len, i->ino, st)) {
 			*dir_out = nm[k].parent;
 			memcpy(name_out, nm[k].name, nm[k].len + 1);
 			return true;
@@ -1160,16 +1171,7 @@ static bool listed_cached(struct fs *fs, uint64_t dir, const char *name, size_t 
 	pthread_mutex_lock(&fs->names_lock);
 	bool quiet = fs->pending_hits == 0;
 	pthread_mutex_unlock(&fs->names_lock);
-	if (!quiet)
-		return false;
-	struct udc_attr a;
-	struct udcfs_value v;
-	size_t vlen = sizeof(v);
-	int r = udc_lookup_value(fs->cache, dir, name, len, &a, &v, &vlen);
-	if (r != UDC_POSITIVE || a.ino != ino || vlen != sizeof(v))
-		return false;
-	value_unpack(st, &v, a.ino, fs->root_dev);
-	return true;
+	return quiet && cached_stat(fs, dir, name, len, ino, st);
 }
 
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
