@@ -118,7 +118,7 @@ size_t entry_size(enum entry_kind kind, size_t len, unsigned extras)
 {
 	size_t head = kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg);
 
-	udc_assert(!(extras & EXTRA_VALUE) || kind == ENT_POSITIVE);
+	udc_assert(!(extras & (EXTRA_VALUE | EXTRA_LISTED)) || kind == ENT_POSITIVE);
 	return head + (name_fits_inline(kind, len, extras) ? len : sizeof(char *)) +
 	       extras_size(extras);
 }
@@ -181,13 +181,19 @@ size_t entry_slabs_bytes(struct udc_cache *c)
 	return slab_bytes(c->slabs[ENT_NEGATIVE]) + slab_bytes(c->slabs[ENT_POSITIVE]);
 }
 
+static unsigned extras_of(const struct entry_extra *x)
+{
+	return (x->vlen ? EXTRA_VALUE : 0) | (x->deadline ? EXTRA_DEADLINE : 0) |
+	       (x->listed ? EXTRA_LISTED : 0);
+}
+
 /* Fill e's name part and extras (@dst: where its name goes): the name
  * apart when it does not fit (e->ext), a copy of the value, the deadline.
  * 0, or -ENOMEM with nothing allocated. */
 static int entry_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const char *name,
 		      const struct entry_extra *x)
 {
-	unsigned extras = (x->vlen ? EXTRA_VALUE : 0) | (x->deadline ? EXTRA_DEADLINE : 0);
+	unsigned extras = extras_of(x);
 	char *ext = NULL;
 	struct value_blk *v = NULL;
 
@@ -221,6 +227,8 @@ static int entry_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const
 		atomic_store_explicit(&e->hits, ENT_EXPIRES, memory_order_relaxed);
 	}
 	e->ext = ext != NULL;
+	if (x->listed)   /* its kid is zeroed (slab): on no list yet */
+		e->type |= POS_LISTED;
 	if (entry_apart(e))   /* relaxed: a count udc_destroy reads alone (see Ordering) */
 		atomic_fetch_add_explicit(&c->nr_ext, 1, memory_order_relaxed);
 	return 0;
@@ -234,10 +242,11 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 
 	if (!x)
 		x = &none;
-	unsigned extras = (x->vlen ? EXTRA_VALUE : 0) | (x->deadline ? EXTRA_DEADLINE : 0);
+	unsigned extras = extras_of(x);
 	int cls = slab_class_for_size(s, entry_size(kind, len, extras));
 
-	udc_assert(cls >= 0 && x->vlen <= UDC_VALUE_MAX && (!x->vlen || kind == ENT_POSITIVE));
+	udc_assert(cls >= 0 && x->vlen <= UDC_VALUE_MAX &&
+		   (!(extras & (EXTRA_VALUE | EXTRA_LISTED)) || kind == ENT_POSITIVE));
 	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;

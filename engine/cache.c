@@ -603,6 +603,7 @@ int engine_check(struct udc_cache *c)
 		      (long long)atomic_load(&d->refs), (long long)atomic_load(&d->nr_positive));
 		CHECK(atomic_load(&d->refs) != 0 || (atomic_load(&d->state) & DIR_IDLE),
 		      "dir %llu: idle but not queued for the reaper", (unsigned long long)d->ino);
+		CHECK(listing_check(d) == 0, "dir %llu: its listing (above)", (unsigned long long)d->ino);
 	}
 	rcu_read_unlock();
 	/* Every positive's directory is in the directory table (the entry

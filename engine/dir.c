@@ -488,7 +488,8 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 	atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
 	/* relaxed: no writer is left (refs dead, the caller serialises reapers) */
 	kids_add(c, atomic_load_explicit(&d->parent, memory_order_relaxed), -1);
-	d->cache = c;
+	listing_free(c, d);   /* nothing lists in it: no entry, no pin */
+	d->cache = c;   /* over neg_count_gen: no entry left to count */
 	rcu_pending_add(&c->rcu_pending);
 	slab_call_rcu(&d->rcu, dir_free_rcu);   /* in a reclaim pass: freed when it ends */
 	return true;
@@ -574,6 +575,7 @@ void dir_free_all(struct udc_cache *c)
 	while (dead) {
 		d = dead;
 		dead = d->destroy_next;
+		listing_free(c, d);
 		mem_free_line(c, d, sizeof(*d));
 		atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed);
 	}

@@ -234,10 +234,15 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	/* relaxed: read after published's acquire, by sweepers only */
 	atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed),
 			      memory_order_relaxed);
-	size_t size = entry_size((enum entry_kind)old->kind, old->len, entry_extras(old));
-	/* ino, cookie, name or its pointer, the value's pointer: the parts
-	 * apart now belong to the copy (the old one is freed as a bare slot) */
+	bool listed = old->kind == ENT_POSITIVE && (old->type & POS_LISTED);
+	size_t size = listed ? (size_t)((char *)pos_kid(entry_pos(old)) - (char *)old)
+			     : entry_size((enum entry_kind)old->kind, old->len, entry_extras(old));
+	/* ino, cookie, name or its pointer, the value's pointer, the deadline:
+	 * the parts apart now belong to the copy (the old one is freed as a
+	 * bare slot).  A listed one's kid is the listing's (under its lock). */
 	memcpy(e + 1, old + 1, size - sizeof(*old));
+	if (listed)
+		listing_moved_locked(c, old, e);
 	/* relaxed: written under this stripe lock, which we hold */
 	unsigned pub = atomic_load_explicit(&old->published, memory_order_relaxed) + requeue;
 	/* release: pairs with the sweepers' acquire (entry_key_copy): the copy's

@@ -86,6 +86,7 @@
 /* A positive's type bits: its enum udc_type, and whether it has a value. */
 #define POS_TYPE_MASK 0x7
 #define POS_VALUE 0x8             /* a struct value_blk apart, its pointer after the name */
+#define POS_LISTED 0x10           /* a struct entry_kid after the extras (engine/listing.c) */
 
 /* d->state: flags in the low bits, the drop count above them. */
 enum dir_state {
@@ -95,6 +96,8 @@ enum dir_state {
 };
 #define DIR_STATE_FLAGS ((uint64_t)7)
 #define DIR_DROP_ONE ((uint64_t)8)   /* one name lost while it exists (dir_drop_note) */
+
+struct dir_listing;                  /* engine/listing.c */
 
 /*
  * struct udc_dir - one directory.
@@ -129,8 +132,14 @@ struct udc_dir {
 	_Atomic uint32_t complete_until;  /* the complete flag's deadline (cache ticks, the
 	                                   * negatives' default life), 0: none */
 	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
-	struct udc_cache *cache;          /* dead: for the RCU callback that frees it */
-	_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen (dir_negatives) */
+	struct dir_listing *_Atomic listing;  /* its positives in order, for udc_readdir: made
+	                                   * by the first fill, freed with the object */
+	union {
+		_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen
+		                                   * (dir_negatives): while it has entries */
+		struct udc_cache *cache;          /* dead (no entry left to count): for the
+		                                   * RCU callback that frees it */
+	};
 	_Atomic uint64_t epoch;           /* unique per object and change: a child's ".." is
 	                                   * usable while its parent_stamp equals it */
 	union {
@@ -365,6 +374,7 @@ struct entry_extra {
 	const void *value;
 	size_t vlen;
 	uint32_t deadline;
+	bool listed;                      /* a place in its directory's listing (listing_wanted) */
 };
 /* In the class the policy chooses for @hash (shrink_entry_class); @x may
  * be NULL (nothing beside the name). */
@@ -414,13 +424,27 @@ static inline void neg_client_set(struct udc_entry *e, uint8_t tag)
 	e->type = tag & 0x3f;
 }
 
-/* What an entry holds after its name: a value's pointer, a deadline. */
+/*
+ * A listed positive's place in its directory's listing (engine/listing.c):
+ * after its other extras, 8-aligned.  Read and written only under the
+ * listing's lock, once the entry is published.
+ */
+struct entry_kid {
+	struct cds_list_head link;        /* on the listing's kids; next NULL: not on it */
+	uint64_t seq;                     /* its place: the cookie that resumes after it */
+	struct udc_entry *e;              /* the entry it is in */
+};
+
+/* What an entry holds after its name: a value's pointer, a deadline, a
+ * place in a listing (with the padding that aligns it, at most). */
 #define EXTRA_VALUE 0x1
 #define EXTRA_DEADLINE 0x2
+#define EXTRA_LISTED 0x4
 static inline size_t extras_size(unsigned extras)
 {
 	return (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
-	       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+	       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0) +
+	       (extras & EXTRA_LISTED ? sizeof(struct entry_kid) + 7 : 0);
 }
 
 /* Does a name of @len bytes live inside its entry (else apart, e->ext)?
@@ -465,11 +489,11 @@ static inline void pos_attr_copy(struct udc_attr *out, const struct udc_pos *p)
 	out->cookie = p->cookie;
 }
 
-/* A new positive's attr (its POS_VALUE bit kept). */
+/* A new positive's attr (its POS_VALUE and POS_LISTED bits kept). */
 static inline void pos_attr_set(struct udc_pos *p, const struct udc_attr *attr)
 {
 	p->ino = attr->ino;
-	p->e.type = (uint8_t)((p->e.type & POS_VALUE) | (attr->type & POS_TYPE_MASK));
+	p->e.type = (uint8_t)((p->e.type & ~POS_TYPE_MASK) | (attr->type & POS_TYPE_MASK));
 	p->cookie = attr->cookie;
 }
 
@@ -477,6 +501,7 @@ static inline unsigned entry_extras(const struct udc_entry *e)
 {
 	/* relaxed: ENT_EXPIRES is fixed before the entry is published */
 	return (e->kind == ENT_POSITIVE && (e->type & POS_VALUE) ? EXTRA_VALUE : 0) |
+	       (e->kind == ENT_POSITIVE && (e->type & POS_LISTED) ? EXTRA_LISTED : 0) |
 	       (atomic_load_explicit(&e->hits, memory_order_relaxed) & ENT_EXPIRES ?
 			EXTRA_DEADLINE : 0);
 }
@@ -534,6 +559,17 @@ static inline uint32_t entry_deadline(const struct udc_entry *e)
 		memcpy(&deadline, entry_tail(e) + (extras & EXTRA_VALUE ? sizeof(void *) : 0),
 		       sizeof(deadline));
 	return deadline;
+}
+
+/* A listed positive's place in its directory's listing. */
+static inline struct entry_kid *pos_kid(struct udc_pos *p)
+{
+	unsigned extras = entry_extras(&p->e);
+	uintptr_t at = (uintptr_t)entry_tail(&p->e) + (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
+		       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+
+	udc_assert(extras & EXTRA_LISTED);
+	return (struct entry_kid *)((at + 7) & ~(uintptr_t)7);
 }
 
 /* Has e's deadline passed (an expired answer is a miss)? */
@@ -688,6 +724,26 @@ udc_ino dir_parent_rcu(struct udc_cache *c, struct udc_dir *d, uint64_t *cookie)
  * which: every child's ".." through d becomes unusable. */
 void dir_children_moved(struct udc_cache *c, struct udc_dir *d);
 void dir_free_all(struct udc_cache *c);
+
+/* ---- engine/listing.c: a directory's positives in a stable order ----
+ * (udc_readdir).  Listed positives (POS_LISTED) are linked under their
+ * stripe: published, moved, unpublished. */
+/* Make d's listing if it has none (a fill begins): false if out of memory. */
+bool listing_make(struct udc_cache *c, struct udc_dir *d);
+/* Should a new positive of d be listed (d has a listing and is filling or
+ * complete)?  Decided at allocation: the entry's size depends on it. */
+bool listing_wanted(struct udc_dir *d);
+/* e (listed) was published in place of @old (NULL: none): it takes old's
+ * place if old was listed, else goes last. */
+void listing_link_locked(struct udc_cache *c, struct udc_entry *e, struct udc_entry *old);
+/* e (listed) left the table. */
+void listing_unlink_locked(struct udc_cache *c, struct udc_entry *e);
+/* e (listed) was copied to @to (entry_move): @to takes its place. */
+void listing_moved_locked(struct udc_cache *c, struct udc_entry *e, struct udc_entry *to);
+/* d is freed (no entry left): its listing too.  No other caller. */
+void listing_free(struct udc_cache *c, struct udc_dir *d);
+/* engine_check's part: 0 or -EUCLEAN. */
+int listing_check(struct udc_dir *d);
 
 /* ---- engine/lookup.c: the hit path ---- */
 struct name_key {

@@ -137,6 +137,8 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 	struct udc_dir *d = e->dir;
 
 	if (e->kind == ENT_POSITIVE) {
+		if (e->type & POS_LISTED)   /* before nr_positive: engine/listing.c, Ordering */
+			listing_unlink_locked(c, e);
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
 	} else {
@@ -191,8 +193,11 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, name_match, k, &e->node);
 	rcu_read_unlock();
 	UDC_PROBE(insert, (int)e->kind, k->dir, k->name, k->len, old != NULL);
-	if (old)
-		entry_unlink_locked(c, caa_container_of(old, struct udc_entry, node));
+	struct udc_entry *was = old ? caa_container_of(old, struct udc_entry, node) : NULL;
+	if (e->kind == ENT_POSITIVE && (e->type & POS_LISTED))   /* after nr_positive: listing.c */
+		listing_link_locked(c, e, was);
+	if (was)
+		entry_unlink_locked(c, was);
 }
 
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
@@ -318,7 +323,9 @@ static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, co
 static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op,
 				   const struct udc_attr *attr, const struct entry_extra *x)
 {
-	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash, x);
+	struct entry_extra xl = x ? *x : (struct entry_extra){ 0 };
+	xl.listed = listing_wanted(op->d);
+	struct udc_entry *e = entry_alloc(c, ENT_POSITIVE, op->k.name, op->k.len, op->hash, &xl);
 
 	if (e && attr)
 		pos_attr_set(entry_pos(e), attr);
@@ -660,6 +667,8 @@ int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
 	struct udc_dir *d = dir_get(c, dir);
 	if (!d)
 		return -ENOMEM;
+	/* Out of memory: the fill goes on, and udc_readdir cannot list d. */
+	(void)listing_make(c, d);
 	dir_fill_begin(c, d, fill);
 	dir_put(c, d);
 	return 0;

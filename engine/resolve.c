@@ -222,6 +222,7 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 		const struct entry_extra x = {
 			.value = value->buf, .vlen = value->len,
 			.deadline = cache_deadline_for(c, ENT_POSITIVE, ttl_ms),
+			.listed = listing_wanted(d),
 		};
 		fresh = entry_alloc(c, ENT_POSITIVE, k->name, k->len, hash, &x);
 		if (fresh)

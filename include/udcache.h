@@ -612,6 +612,54 @@ UDC_API int udc_add_listed(udc_cache *c, udc_ino dir, const char *name, size_t l
 		   const struct udc_attr *attr, const void *value, size_t value_len,
 		   uint32_t ttl_ms, const struct udc_fill *fill);
 
+/*
+ * Listings.  A directory filled and completed (above) can be listed from
+ * the cache: READDIR of a complete directory needs no store call.
+ */
+struct udc_dirent {                    /* one name, as udc_readdir() gives it */
+	const char *name;              /* @len bytes, not NUL-terminated */
+	size_t len;
+	struct udc_attr attr;
+	const void *value;             /* its value (udc_add_value), NULL if none */
+	size_t value_len;
+	uint64_t cookie;               /* resumes the listing after this name */
+};
+
+/* Called for each name in turn; returns 0 for the next, anything else to
+ * stop (udc_readdir() returns it).  It may call udcache. */
+typedef int (*udc_readdir_fn)(void *arg, const struct udc_dirent *ent);
+
+/**
+ * udc_readdir() - list the names of complete directory @dir after @cookie.
+ * @cookie: 0 for the first name; else an ent->cookie given before for
+ *          this directory (any such cookie stays good: the listing resumes
+ *          after that name, whether or not it still exists).
+ * @fn, @arg: called for each name with @arg, in the listing's order,
+ *          outside the cache's locks.
+ *
+ * The order is stable: a name keeps its place for as long as it stays
+ * cached (a new answer for it, udc_add of it again, included), and names
+ * added later come after every older one.  So a listing read in pieces
+ * gives each name that stayed exactly once; a name added or removed
+ * meanwhile is given once or not at all, as readdir(3) does.  "." and ".."
+ * are not names of the directory here: the embedder adds them.
+ *
+ * The cache lists a directory only when it holds every name of it: the
+ * directory is complete (udc_dir_complete() and its life,
+ * udc_config.negative_ttl_ms, not over), every positive cached in it has
+ * been told since its first fill began (the names cached before are told
+ * again by the fill that completes it), and no answer in it has expired.
+ * A listing costs a place (24-32 bytes) in each positive of a directory
+ * filled or complete when the positive was cached; a directory never
+ * filled costs nothing.
+ * Return: 0 when the listing's end was reached; what @fn returned if it
+ * stopped it; -ENODATA if the cache cannot list @dir (not complete, never
+ * filled, an answer expired or not told since the fill: list the store; a
+ * listing that was under way stopped there, and the names given were
+ * right when given); -EINVAL (NULL cache or @fn, UDC_INO_NONE).
+ */
+UDC_API int udc_readdir(udc_cache *c, udc_ino dir, uint64_t cookie, udc_readdir_fn fn, void *arg);
+
 /**
  * udc_shrink() - free about @bytes of cached entries (all if SIZE_MAX).
  *
