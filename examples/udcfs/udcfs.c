@@ -159,6 +159,13 @@ struct pending {
 	bool hit;                      /* an attribute changed meanwhile */
 };
 
+/* A name of a listing the cache gave (udc_readdir). */
+struct listed {
+	char *name;
+	uint64_t ino;
+	mode_t mode;                   /* its type bits */
+};
+
 struct dirh {
 	pthread_mutex_t lock;
 	DIR *dp;
@@ -166,6 +173,12 @@ struct dirh {
 	struct dirent *entry;          /* read, not yet replied */
 	bool filling, fill_ok;
 	struct udc_fill fill;
+	/* A complete directory listed from the cache at offset 0 (listed
+	 * mode): offsets are then indices in ".", "..", names. */
+	bool listed_mode;
+	struct listed *names;
+	size_t nr_names, room;
+	uint64_t dot_ino, dotdot_ino;
 };
 
 #define ITAB_SIZE 4096
@@ -187,6 +200,7 @@ struct stats {
 	_Atomic uint64_t cache_errors;       /* udc_* calls that failed (fell back to invalidate) */
 	_Atomic uint64_t fills_complete;
 	_Atomic uint64_t fills_failed;
+	_Atomic uint64_t listings_cached;    /* directory listings read from the cache */
 	_Atomic uint64_t verify_checks;
 	_Atomic uint64_t verify_mismatches;
 	_Atomic uint64_t verify_skipped;     /* a change ran during the check */
@@ -1450,6 +1464,181 @@ static bool is_dot(const char *n)
 	return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
 }
 
+/* ------------------------------------------------------------------ */
+/* Listings from the cache: a complete directory's names (udc_readdir),
+ * taken at offset 0 and served from the handle (listed mode).         */
+
+static void listed_free(struct dirh *d)
+{
+	for (size_t k = 0; k < d->nr_names; k++)
+		free(d->names[k].name);
+	free(d->names);
+	d->names = NULL;
+	d->nr_names = d->room = 0;
+	d->listed_mode = false;
+}
+
+static int listed_add(void *arg, const struct udc_dirent *ent)
+{
+	struct dirh *d = arg;
+	struct udcfs_value v;
+
+	if (ent->value_len != sizeof(v))
+		return 1;   /* a name cached without its stat: list the store */
+	if (d->nr_names == d->room) {
+		size_t room = d->room ? 2 * d->room : 64;
+		struct listed *n = realloc(d->names, room * sizeof(*n));
+		if (!n)
+			return 1;
+		d->names = n;
+		d->room = room;
+	}
+	char *name = strndup(ent->name, ent->len);
+	if (!name)
+		return 1;
+	memcpy(&v, ent->value, sizeof(v));
+	d->names[d->nr_names++] = (struct listed){
+		.name = name, .ino = ent->attr.ino, .mode = (mode_t)v.mode & S_IFMT,
+	};
+	return 0;
+}
+
+static int listed_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct listed *)a)->name, ((const struct listed *)b)->name);
+}
+
+/*
+ * --verify: the listing against the store's, read after it (names and
+ * inos, "." and ".." apart); meaningless if a change ran meanwhile
+ * (skipped, as verify_compare).
+ */
+static void verify_listing(struct fs *fs, struct inode *dir, const struct dirh *d, uint64_t b1,
+			   uint64_t e1)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir->fd);
+	struct listed *sorted = malloc((d->nr_names + 1) * sizeof(*sorted));
+	DIR *dp = sorted ? opendir(path) : NULL;
+	if (!dp) {
+		free(sorted);
+		return;
+	}
+	memcpy(sorted, d->names, d->nr_names * sizeof(*sorted));
+	qsort(sorted, d->nr_names, sizeof(*sorted), listed_cmp);
+	size_t found = 0;
+	char bad[NAME_MAX + 1] = "";
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (is_dot(de->d_name))
+			continue;
+		struct listed key = { .name = de->d_name };
+		struct listed *l = bsearch(&key, sorted, d->nr_names, sizeof(*sorted), listed_cmp);
+		if (l && l->ino == de->d_ino)
+			found++;
+		else if (!bad[0])
+			snprintf(bad, sizeof(bad), "%s", de->d_name);
+	}
+	closedir(dp);
+	free(sorted);
+	uint64_t b2 = atomic_load(&fs->change_begin);
+	if (b1 != e1 || b2 != b1) {
+		CNT(verify_skipped);
+		return;
+	}
+	CNT(verify_checks);
+	if (!bad[0] && found == d->nr_names)
+		return;
+	CNT(verify_mismatches);
+	fprintf(stderr, "udcfs: VERIFY MISMATCH dir %" PRIu64 " listing: cache %zu names, store %zu matching%s%s\n",
+		dir->ino, d->nr_names, found, bad[0] ? ", store's not in the cache: " : "", bad);
+}
+
+/* List @dir from the cache into d (listed mode): false if the cache cannot. */
+static bool listed_take(struct fs *fs, struct inode *dir, struct dirh *d)
+{
+	uint64_t e1 = atomic_load(&fs->change_end);
+	uint64_t b1 = atomic_load(&fs->change_begin);
+	struct udc_attr a;
+
+	listed_free(d);
+	if (udc_readdir(fs->cache, dir->ino, 0, listed_add, d) != 0) {
+		listed_free(d);
+		return false;
+	}
+	if (dir == &fs->root || udc_lookup(fs->cache, dir->ino, "..", 2, &a) != UDC_POSITIVE) {
+		struct stat st;
+		if (fstatat(dir->fd, "..", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			listed_free(d);
+			return false;
+		}
+		a.ino = st.st_ino;
+	}
+	d->dot_ino = dir->ino;
+	d->dotdot_ino = a.ino;
+	d->listed_mode = true;
+	d->offset = -1;   /* the store's stream: seek before reading it again */
+	CNT(listings_cached);
+	if (fs->verify)
+		verify_listing(fs, dir, d, b1, e1);
+	return true;
+}
+
+/* Reply entries of d's listing from index @offset into @p (@rem bytes). */
+static size_t listed_reply(fuse_req_t req, struct fs *fs, struct inode *dir, struct dirh *d,
+			   off_t offset, bool plus, char *p, size_t rem)
+{
+	size_t size = rem;
+
+	for (size_t k = (size_t)offset; k < d->nr_names + 2; k++) {
+		const struct listed dot = { .name = k ? ".." : ".", .mode = S_IFDIR,
+					    .ino = k ? d->dotdot_ino : d->dot_ino };
+		const struct listed *l = k < 2 ? &dot : &d->names[k - 2];
+		off_t next = (off_t)k + 1;
+		struct fuse_entry_param e;
+		size_t used;
+
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = l->ino;
+		e.attr.st_mode = l->mode;
+		if (!plus) {
+			used = fuse_add_direntry(req, p, rem, l->name, &e.attr, next);
+		} else if (k < 2) {
+			used = fuse_add_direntry_plus(req, p, rem, l->name, &e, next);
+		} else {
+			/* The attributes as a LOOKUP would give them now: the
+			 * cached value, else the store's. */
+			size_t len = strlen(l->name);
+			uint64_t e1 = atomic_load(&fs->change_end);
+			uint64_t b1 = atomic_load(&fs->change_begin);
+			if (listed_cached(fs, dir->ino, l->name, len, l->ino, &e.attr)) {
+				CNT(listed_cached);
+				if (fs->verify)
+					verify_answer(fs, dir->fd, dir->ino, l->name, 0, &e.attr, b1, e1);
+			} else {
+				sleep_us(fs->store_delay_us);
+				CNT(listed_fetches);
+				if (store_stat(dir->fd, l->name, &e.attr) < 0 || e.attr.st_ino != l->ino)
+					continue;   /* gone or replaced since the listing */
+			}
+			struct inode *i = inode_ref(fs, dir->fd, l->name, &e.attr, false);
+			if (!i)
+				continue;
+			e.ino = (uintptr_t)i;
+			e.attr_timeout = fs->attr_timeout;
+			e.entry_timeout = fs->entry_timeout;
+			used = fuse_add_direntry_plus(req, p, rem, l->name, &e, next);
+			if (used > rem)
+				inode_unref(fs, i, 1);
+		}
+		if (used > rem)
+			break;
+		p += used;
+		rem -= used;
+	}
+	return size - rem;
+}
+
 static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
 			      struct fuse_file_info *fi, bool plus)
 {
@@ -1466,6 +1655,18 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 	}
 	pthread_mutex_lock(&d->lock);
 	creds_enter(req);
+	if (offset == 0 && !fs->no_cache && listed_take(fs, dir, d) && d->filling) {
+		d->filling = false;   /* complete already */
+		CNT(fills_failed);
+	}
+	if (d->listed_mode) {
+		size_t used = listed_reply(req, fs, dir, d, offset, plus, buf, size);
+		creds_leave(req);
+		pthread_mutex_unlock(&d->lock);
+		fuse_reply_buf(req, buf, used);
+		free(buf);
+		return;
+	}
 	if (offset != d->offset) {
 		seekdir(d->dp, offset);
 		d->entry = NULL;
@@ -1619,6 +1820,7 @@ static void fs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 {
 	(void)ino;
 	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
+	listed_free(d);
 	closedir(d->dp);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
@@ -1686,6 +1888,7 @@ static void print_stats(struct fs *fs, FILE *f)
 	fprintf(f, "  invalidations        %llu\n", LD(invalidations));
 	fprintf(f, "  cache errors         %llu\n", LD(cache_errors));
 	fprintf(f, "  fills complete       %llu (failed %llu)\n", LD(fills_complete), LD(fills_failed));
+	fprintf(f, "  listings from cache  %llu\n", LD(listings_cached));
 	if (fs->verify)
 		fprintf(f, "  verify checks        %llu, mismatches %llu, skipped %llu\n",
 			LD(verify_checks), LD(verify_mismatches), LD(verify_skipped));
