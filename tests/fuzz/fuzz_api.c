@@ -31,6 +31,9 @@
  *     consistent with the model afterwards;
  *   - udc_dir_complete() returning 0 after every name was told means
  *     every name of the directory is positive in the cache right then;
+ *   - a listing (udc_readdir, checked after every completion and every
+ *     check op) holds exactly the model's names of the directory, each
+ *     once with its answer and value, and read in pieces gives the same;
  *   - UDC_MISS is always allowed, and so is -ESTALE from a fill.
  *
  * UDC_DEBUG=3 makes udc_destroy() run the engine's validators at the end
@@ -284,6 +287,10 @@ static void op_exchange(udc_ino od, const struct name *on, udc_ino nd, const str
 	struct ment *a = mfind(od, on->s, on->len), *b = mfind(nd, nn->s, nn->len);
 	if (!a || !b)
 		return;   /* RENAME_EXCHANGE wants both */
+	if (a == b) {   /* a name with itself: nothing changes, nothing is told */
+		expect_rc(udc_exchange(C, od, on->s, on->len, nd, nn->s, nn->len), 0, "udc_exchange");
+		return;
+	}
 	struct udc_attr sa = a->attr, sb = b->attr;
 	if ((sa.type == UDC_TYPE_DIR && mancestor(sa.ino, nd)) ||
 	    (sb.type == UDC_TYPE_DIR && mancestor(sb.ino, od)))
@@ -489,6 +496,80 @@ static void check_complete(udc_ino d)
 	}
 }
 
+/* What udc_readdir gave (check_listing). */
+struct listing {
+	unsigned n, stop_every;
+	uint64_t cookie[MAXENT];
+	const struct ment *ent[MAXENT];
+	udc_ino dir;
+};
+
+static int listing_note(void *arg, const struct udc_dirent *de)
+{
+	struct listing *l = arg;
+	const struct ment *x = mfind(l->dir, de->name, de->len);
+	unsigned char want[UDC_VALUE_MAX];
+
+	if (!x) {
+		show("name", de->name, de->len);
+		violation("udc_readdir of dir %llu listed a name the store does not hold",
+			  (unsigned long long)l->dir);
+	}
+	attr_must_equal(&de->attr, &x->attr, false, "udc_readdir");
+	size_t wl = value_of(&x->attr, want);
+	if (de->value_len && (de->value_len != wl || memcmp(de->value, want, wl) != 0))
+		violation("udc_readdir of dir %llu: a wrong value", (unsigned long long)l->dir);
+	for (unsigned i = 0; i < l->n; i++) {
+		if (l->ent[i] == x)
+			violation("udc_readdir of dir %llu listed a name twice", (unsigned long long)l->dir);
+		if (l->cookie[i] >= de->cookie)
+			violation("udc_readdir of dir %llu: cookies out of order", (unsigned long long)l->dir);
+	}
+	if (l->n == MAXENT)
+		violation("udc_readdir listed more names than the store holds");
+	l->ent[l->n] = x;
+	l->cookie[l->n++] = de->cookie;
+	return l->stop_every && l->n % l->stop_every == 0;
+}
+
+/*
+ * If the cache lists d, it lists exactly the store's names of d, each
+ * once, with its answer and value; and read in pieces (resumed by
+ * cookie, nothing changing between), the same names in the same order.
+ */
+static void check_listing(udc_ino d)
+{
+	static struct listing whole, pieces;
+	int r;
+
+	whole = (struct listing){ .dir = d };
+	r = udc_readdir(C, d, 0, listing_note, &whole);
+	if (r == -ENODATA)
+		return;
+	if (r != 0)
+		violation("udc_readdir of dir %llu returned %s", (unsigned long long)d, rname(r));
+	unsigned held = 0;
+	for (int i = 0; i < M.n; i++)
+		held += M.e[i].dir == d;
+	if (whole.n != held)
+		violation("udc_readdir of dir %llu listed %u names, the store holds %u",
+			  (unsigned long long)d, whole.n, held);
+	pieces = (struct listing){ .dir = d, .stop_every = 1 + (unsigned)(seq % 3) };
+	uint64_t cookie = 0;
+	do {
+		unsigned before = pieces.n;
+		r = udc_readdir(C, d, cookie, listing_note, &pieces);
+		if (r < 0)
+			violation("udc_readdir of dir %llu, resumed, returned %s", (unsigned long long)d,
+				  rname(r));
+		if (pieces.n > before)
+			cookie = pieces.cookie[pieces.n - 1];
+	} while (r == 1);
+	if (pieces.n != whole.n || memcmp(pieces.ent, whole.ent, whole.n * sizeof(whole.ent[0])))
+		violation("udc_readdir of dir %llu read in pieces gave another listing",
+			  (unsigned long long)d);
+}
+
 /* strict: nothing can have been lost (see op_fill_all): -ESTALE is wrong */
 static void fill_finish(udc_ino d, uint64_t since, const struct udc_fill *f, bool by_resolve,
 			bool strict)
@@ -499,9 +580,10 @@ static void fill_finish(udc_ino d, uint64_t since, const struct udc_fill *f, boo
 	strict = strict && roomy();
 	int r = udc_dir_complete(C, d, f);
 	tr("  complete %llu: %s%s\n", (unsigned long long)d, rname(r), strict ? " (strict)" : "");
-	if (r == 0)
+	if (r == 0) {
 		check_complete(d);
-	else if (r != -ESTALE || strict)
+		check_listing(d);
+	} else if (r != -ESTALE || strict)
 		violation("udc_dir_complete of dir %llu returned %s%s", (unsigned long long)d,
 			  rname(r), strict ? " after a fill that lost nothing" : "");
 }
@@ -721,6 +803,7 @@ static void check_all(void)
 		do_lookup(d, "..", 2, "udc_lookup .. (check)");
 		for (size_t k = 0; k < 6; k++)
 			do_lookup(d, valid_names[k].s, 1, "udc_lookup (check)");
+		check_listing(d);
 	}
 }
 
