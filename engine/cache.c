@@ -300,6 +300,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	atomic_init(&c->names_buckets, c->min_buckets);
 	atomic_init(&c->dirs_buckets, c->min_buckets);
 	dir_reap_init(c);
+	forget_init(c);
 	udc_spin_init(&c->free_lock);
 	ck_sequence_init(&c->rename_seq);
 	udc_mutex_init(&c->rename_lock);

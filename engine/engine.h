@@ -65,6 +65,12 @@ void *mem_alloc(struct udc_cache *c, size_t size);
 void mem_free(struct udc_cache *c, void *p, size_t size);
 /* The cache's clock for deadlines (engine/internal.h, Expiry). */
 uint32_t cache_ticks(const struct udc_cache *c);
+/* A garbage round (one that visits every page, dropping what answers
+ * nothing) begins: its token, for cache_garbage_round_end when it has
+ * visited every page.  Objects forgotten before it began (udc_forget_ino)
+ * are then retired (engine/forget.c). */
+uint64_t cache_garbage_round_begin(struct udc_cache *c);
+void cache_garbage_round_end(struct udc_cache *c, uint64_t token);
 /* A thread of the policy's own (the reclaim thread) before its first call. */
 void engine_thread_enter(void);
 

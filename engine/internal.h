@@ -235,6 +235,15 @@ struct stripe {
 	                                   * (written and read under lock) */
 } UDC_ALIGNED;
 
+/* An object forgotten (udc_forget_ino): answers naming it are no answers
+ * until a garbage round begun after epoch has dropped them (forget.c). */
+#define FORGET_BUCKETS 16
+#define FORGET_WAYS 4
+struct forget_slot {
+	_Atomic udc_ino ino;              /* UDC_INO_NONE: free */
+	uint64_t epoch;                   /* c->forget_epoch when it was (last) forgotten */
+};
+
 /* A batch of allocations freed together after one grace period. */
 struct free_batch {
 	struct rcu_head rcu;
@@ -254,6 +263,8 @@ struct udc_cache {
 	                                   * entry_kind; 0: none (udc_config) */
 	const struct udc_backend *backend;
 	uint32_t flags;                   /* UDC_CFG_* */
+	_Atomic uint32_t forgets_pending; /* objects forgotten, not yet retired: a hit
+	                                   * consults c->forgets while non-zero (forget.c) */
 	bool membarrier;                  /* sys_membarrier available at create */
 	size_t self_bytes;                /* this struct's real allocated size */
 	size_t bytes_min;                 /* the smallest limit udc_set_memory_limit takes
@@ -294,6 +305,16 @@ struct udc_cache {
 	/* --- renames and rmdirs: walks validate against rename_seq --- */
 	struct udc_mutex rename_lock UDC_ALIGNED;  /* serialises rename_seq writers; before stripes */
 	ck_sequence_t rename_seq;
+
+	/* --- objects forgotten (udc_forget_ino, engine/forget.c): the slots
+	 * are read by hits while forgets_pending, written by forgets and by
+	 * the retirement after a garbage round --- */
+	udc_spin_t forget_lock UDC_ALIGNED;  /* serialises the slots' writers */
+	bool forget_retiring;             /* forget_rcu queued (forget_lock) */
+	uint64_t forget_epoch;            /* bumped when a garbage round begins (forget_lock) */
+	uint64_t forget_retire_before;    /* forget_rcu's: slots of epochs below (forget_lock) */
+	struct rcu_head forget_rcu;
+	struct forget_slot forgets[FORGET_BUCKETS * FORGET_WAYS];
 
 	/* --- the reclaim policy's state (shrink/): the engine never reads it --- */
 	struct shrink *shrink;
@@ -403,12 +424,37 @@ static inline bool entry_current(const struct udc_entry *e)
 }
 
 static inline bool entry_expired(const struct udc_cache *c, const struct udc_entry *e);
-/* Does e answer its name: current, and not expired?  (An expired entry
- * is no answer, but not garbage either: its name was not forgotten by
- * its directory, so dropping it is a loss for the fill protocol.) */
+
+/* Is @ino forgotten (udc_forget_ino), with c->forgets_pending non-zero? */
+static inline bool ino_forgotten(const struct udc_cache *c, udc_ino ino)
+{
+	const struct forget_slot *b =
+		&c->forgets[((ino * 0x9e3779b97f4a7c15ull) >> 60) % FORGET_BUCKETS * FORGET_WAYS];
+
+	for (unsigned i = 0; i < FORGET_WAYS; i++) {
+		/* relaxed: a forget that returned before this call began
+		 * happened before it (engine/forget.c, Ordering) */
+		if (atomic_load_explicit(&b[i].ino, memory_order_relaxed) == ino)
+			return true;
+	}
+	return false;
+}
+
+/* Does e name an object forgotten since it was cached (udc_forget_ino)? */
+static inline bool entry_forgotten(const struct udc_cache *c, const struct udc_entry *e)
+{
+	/* relaxed: as ino_forgotten; zero nearly always (one load, a hit's) */
+	return __builtin_expect(atomic_load_explicit(&c->forgets_pending, memory_order_relaxed) != 0, 0) &&
+	       e->kind == ENT_POSITIVE && ino_forgotten(c, ((const struct udc_pos *)e)->ino);
+}
+
+/* Does e answer its name: current, not expired, not of a forgotten object?
+ * (An expired or forgotten entry is no answer, but not garbage either: its
+ * name was not forgotten by its directory, so dropping it is a loss for
+ * the fill protocol.) */
 static inline bool entry_answers(const struct udc_cache *c, const struct udc_entry *e)
 {
-	return entry_current(e) && !entry_expired(c, e);
+	return entry_current(e) && !entry_expired(c, e) && !entry_forgotten(c, e);
 }
 
 /* A negative's client tag lives in its type bits (a negative has no type). */
@@ -745,6 +791,10 @@ void listing_free(struct udc_cache *c, struct udc_dir *d);
 /* engine_check's part: 0 or -EUCLEAN. */
 int listing_check(struct udc_dir *d);
 
+/* ---- engine/forget.c: udc_forget_ino's table ----
+ * (cache_garbage_round_begin/end, the policy's: engine/engine.h) */
+void forget_init(struct udc_cache *c);
+
 /* ---- engine/lookup.c: the hit path ---- */
 struct name_key {
 	udc_ino dir;
@@ -775,6 +825,12 @@ static inline bool entry_stripe_held(struct udc_cache *c, const struct udc_entry
 {
 	return lock_held(&stripe_of(c, hash_name(&c->key, e->dir->ino, entry_name(e), e->len))->lock);
 }
+/* Every answer in flight is stale and every stripe touched, as if every
+ * name had changed (udc_forget_ino: the names of an object are unknown). */
+void inflight_mark_all_stale(struct udc_cache *c);
+/* Forget directory ino's contents and "..", if it has an object (as
+ * udc_invalidate_dir; @why: the invalidate probe's kind). */
+void dir_forget(struct udc_cache *c, udc_ino ino, int why);
 /* Every mutation of a name calls it, under the name's stripe: in-flight
  * answers for it are stale, and the stripe is touched (udc_add_listed). */
 void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t hash,

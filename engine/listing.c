@@ -327,7 +327,7 @@ static int listing_batch_copy(struct udc_cache *c, struct udc_dir *d, struct dir
 		struct udc_entry *e = k->e;
 		if (!entry_current(e))
 			continue;   /* garbage of an older generation */
-		if (entry_expired(c, e)) {
+		if (entry_expired(c, e) || entry_forgotten(c, e)) {
 			r = -ENODATA;   /* the name may be gone: not a listing */
 			goto out;
 		}

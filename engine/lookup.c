@@ -105,7 +105,8 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 	/* relaxed: see Ordering (the counter); ENT_EXPIRES is fixed */
 	uint8_t h = e ? atomic_load_explicit(&e->hits, memory_order_relaxed) : 0;
 	bool current = e && entry_current(e);
-	if (current && __builtin_expect(!(h & ENT_EXPIRES) || !entry_expired(c, e), 1)) {
+	if (current && __builtin_expect(!(h & ENT_EXPIRES) || !entry_expired(c, e), 1) &&
+	    !entry_forgotten(c, e)) {
 		matched = true;
 		entry_hit(e, h);
 		if (e->kind == ENT_POSITIVE) {
@@ -118,9 +119,10 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 		}
 	} else {
 		/* The miss path: a complete directory answers negative, but
-		 * not for a name whose answer expired (it may exist). */
+		 * not for a name whose answer expired or was forgotten (it
+		 * may exist). */
 		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
-		matched = current;   /* expired: still a cached name's bytes */
+		matched = current;   /* expired, forgotten: still a cached name's bytes */
 		if (d && !current && dir_complete_rcu(d) && !dir_complete_expired(c, d))
 			r = UDC_NEGATIVE;
 		else if (miss_pin && d && dir_pin_rcu(c, d))

@@ -85,6 +85,23 @@ void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t 
 	}
 }
 
+void inflight_mark_all_stale(struct udc_cache *c)
+{
+	for (unsigned i = 0; i <= c->stripe_mask; i++) {
+		struct stripe *s = &c->stripes[i];
+		struct inflight *ph;
+
+		udc_mutex_lock(&s->lock);
+		/* relaxed: as inflight_mark_stale_locked */
+		atomic_store_explicit(&s->touched,
+				      atomic_load_explicit(&c->fill_clock, memory_order_relaxed),
+				      memory_order_relaxed);
+		cds_list_for_each_entry(ph, &s->inflight, link)
+			ph->stale = true;
+		udc_mutex_unlock(&s->lock);
+	}
+}
+
 struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
 {
 	lock_assert_held(&s->lock);
@@ -367,7 +384,7 @@ bool attr_valid(const struct udc_attr *attr)
  * parent, then the generation.  No object: nothing cached and nothing in
  * flight in it (calls in flight pin theirs).  @why: the invalidate
  * probe's kind (enum udc_probe_inval). */
-static void dir_forget(struct udc_cache *c, udc_ino ino, int why)
+void dir_forget(struct udc_cache *c, udc_ino ino, int why)
 {
 	struct udc_dir *d = ino != UDC_INO_NONE ? dir_find(c, ino) : NULL;
 

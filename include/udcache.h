@@ -521,6 +521,26 @@ UDC_API int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len
 UDC_API int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len);
 
 /**
+ * udc_forget_ino() - forget every cached name of object @ino, wherever
+ * it is (its hard links), when the store says it is gone or changed.
+ *
+ * From the call's return no lookup answers from a cached name of @ino (a
+ * miss, also in a complete directory, never a negative); answers in
+ * flight are not cached.  If @ino is a directory, its own names in it
+ * and its ".." are forgotten too (udc_invalidate_dir()).  No reverse
+ * index is kept: the names are dropped by the next garbage round (within
+ * about a second with the reclaim thread; without it, in the batches the
+ * calls run), and until it has run, an answer for @ino cached after the
+ * call is a miss too.  At most
+ * 64 objects, 4 per slot of @ino's hash, can be pending: beyond, -EAGAIN.
+ * Allocates nothing.
+ * Return: 0; -EINVAL (NULL cache, UDC_INO_NONE); -EAGAIN (too many
+ * forgets pending: retry within a second, or udc_invalidate() the names
+ * you know).
+ */
+UDC_API int udc_forget_ino(udc_cache *c, udc_ino ino);
+
+/**
  * udc_invalidate_dir() - forget every name cached in @dir, in O(1).
  * ".." included (the parent of @dir is forgotten too: it is a lookup in
  * @dir); the directory is no longer complete.  @dir's own entry in its

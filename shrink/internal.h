@@ -94,6 +94,7 @@ struct shrink {
 	_Atomic int64_t garbage_pending;  /* garbage noted and not yet swept (an estimate;
 	                                   * added to off the lock) */
 	int64_t garbage_round;            /* of it, what the running round covers */
+	uint64_t garbage_token;           /* the running round's (cache_garbage_round_begin) */
 	bool garbage_expiring;            /* the running garbage round saw an answer with a
 	                                   * deadline (sh->lock) */
 	_Atomic uint32_t expiry_next;     /* the earliest deadline of an answer published

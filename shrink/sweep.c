@@ -877,6 +877,7 @@ bool sweep_garbage(struct shrink *sh, size_t budget)
 	if (!sh->garbage_round) {   /* a round starts: what it will have covered */
 		sh->garbage_round = atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed);
 		sh->garbage_round_ns = mono_ns();
+		sh->garbage_token = cache_garbage_round_begin(c);
 		/* The open pages too. */
 		open_release(c, UINT64_MAX);
 	}
@@ -891,6 +892,7 @@ bool sweep_garbage(struct shrink *sh, size_t budget)
 					  memory_order_relaxed);
 		sh->garbage_round = 0;
 		sh->garbage_cursor[0].finished = sh->garbage_cursor[1].finished = 0;
+		cache_garbage_round_end(c, sh->garbage_token);   /* forgotten objects retire */
 		/* Answers with deadlines were about: another round within a
 		 * second, whatever the round saw (an entry the round missed,
 		 * moved behind its cursor, has a deadline noted nowhere else). */

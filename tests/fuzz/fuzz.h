@@ -217,7 +217,12 @@ void expect_rc(int got, int want, const char *what);
 int do_lookup(udc_ino dir, const char *name, size_t len, const char *what);
 int do_resolve(udc_ino dir, const char *name, size_t len, const char *what);
 void check_fault_cached_nothing(void);
+/* With room to spare and no object forgotten (udc_forget_ino makes its
+ * names misses for a while): the strict checks apply. */
 bool roomy(void);
+/* File objects forgotten by this input (op_stats), FILE0-based. */
+extern bool forgot[NOBJ];
+extern bool forgot_any;
 void must_be_cached(udc_ino dir, const char *name, size_t len, const struct udc_attr *want,
 		    const char *what);
 void must_be_forgotten(udc_ino dir, const char *name, size_t len, const char *what);

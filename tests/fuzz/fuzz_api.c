@@ -34,6 +34,7 @@
  *   - a listing (udc_readdir, checked after every completion and every
  *     check op) holds exactly the model's names of the directory, each
  *     once with its answer and value, and read in pieces gives the same;
+ *   - udc_forget_ino (with the stats op) only turns answers into misses;
  *   - UDC_MISS is always allowed, and so is -ESTALE from a fill.
  *
  * UDC_DEBUG=3 makes udc_destroy() run the engine's validators at the end
@@ -474,8 +475,9 @@ static void check_complete(udc_ino d)
 {
 	for (int i = 0; i < M.n; i++) {
 		struct ment *x = &M.e[i];
-		if (x->dir != d)
-			continue;
+		if (x->dir != d || (x->attr.ino >= FILE0 && x->attr.ino < FILE0 + NOBJ &&
+				    forgot[x->attr.ino - FILE0]))
+			continue;   /* a forgotten object's names are misses */
 		struct udc_attr a;
 		int r = udc_lookup(C, d, x->name, x->len, &a);
 		if (r != UDC_POSITIVE) {
@@ -704,6 +706,14 @@ static void op_stats(void)
 	if (b == 1) {   /* an idle spell changes no answer */
 		udc_thread_offline(C);
 		udc_thread_online(C);
+		/* nor does forgetting an object: its names miss for a while */
+		udc_ino ino = FILE0 + seq % NOBJ;
+		int r = udc_forget_ino(C, ino);
+		tr("forget ino %llu: %s\n", (unsigned long long)ino, rname(r));
+		if (r != 0 && r != -EAGAIN)
+			violation("udc_forget_ino returned %s", rname(r));
+		if (r == 0)
+			forgot[ino - FILE0] = forgot_any = true;
 	}
 	udc_stats_get(C, &st);
 	tr("stats size %zu\n", size);
@@ -830,6 +840,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	seq = 1;
 	backend_calls = 0;
 	model_reset();
+	memset(forgot, 0, sizeof(forgot));
+	forgot_any = false;
 	faults_clear();
 	memset(fills, 0, sizeof(fills));
 	memset(&last_stats, 0, sizeof(last_stats));

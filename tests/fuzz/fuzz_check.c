@@ -217,10 +217,15 @@ void check_fault_cached_nothing(void)
  */
 size_t cur_limit;
 
+bool forgot[NOBJ];
+bool forgot_any;
+
 bool roomy(void)
 {
 	struct udc_stats st = { .size = sizeof(st) };
 
+	if (forgot_any)
+		return false;
 	if (cur_limit < ((size_t)16 << 20))
 		return false;
 	udc_stats_get(C, &st);
