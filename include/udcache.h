@@ -669,9 +669,9 @@ typedef int (*udc_readdir_fn)(void *arg, const struct udc_dirent *ent);
  * udc_config.negative_ttl_ms, not over), every positive cached in it has
  * been told since its first fill began (the names cached before are told
  * again by the fill that completes it), and no answer in it has expired.
- * A listing costs a place (24-32 bytes) in each positive of a directory
- * filled or complete when the positive was cached; a directory never
- * filled costs nothing.
+ * A listing costs a place (32 bytes, and up to 7 of alignment) in each
+ * positive of a directory filled or complete when the positive was
+ * cached; a directory never filled costs nothing.
  * Return: 0 when the listing's end was reached; what @fn returned if it
  * stopped it; -ENODATA if the cache cannot list @dir (not complete, never
  * filled, an answer expired or not told since the fill: list the store; a
