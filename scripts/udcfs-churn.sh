@@ -7,7 +7,8 @@
 #   scripts/udcfs-churn.sh [SECONDS [PROCESSES]]     (default 20 s, 6 processes)
 #
 # Each process creates, writes, chmods, unlinks, renames (across
-# directories), mkdirs, rmdirs, links and lists, over a small set of names
+# directories), exchanges (RENAME_EXCHANGE), mkdirs, rmdirs, links and
+# lists, over a small set of names
 # so that they collide.  Skips (exit 0) as udcfs-pjdfstest.sh does.
 # UDCFS_OPTS adds udcfs options (e.g. --store-delay-us 50, --memory 262144).
 set -uo pipefail
@@ -51,6 +52,13 @@ mountpoint -q "$mnt" || { cat "$tmp/udcfs.log"; echo "udcfs did not mount"; exit
 cd "$mnt" || exit 1
 mkdir -p d0 d1 d2 d3
 
+# renameat2(RENAME_EXCHANGE) (coreutils 9.1 has no mv --exchange)
+exchange() {
+	python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(libc.renameat2(-100, os.fsencode(sys.argv[1]), -100, os.fsencode(sys.argv[2]), 2) != 0)' "$1" "$2"
+}
+
 worker() {
 	local end=$((SECONDS + secs))
 	RANDOM=$1
@@ -58,7 +66,7 @@ worker() {
 	while ((SECONDS < end)); do
 		a=d$((RANDOM % 4))/n$((RANDOM % 12))
 		b=d$((RANDOM % 4))/n$((RANDOM % 12))
-		case $((RANDOM % 16)) in
+		case $((RANDOM % 17)) in
 		0) : >"$a" ;;
 		1) echo "$RANDOM" >>"$a" ;;
 		2) rm -f "$a" ;;
@@ -75,6 +83,7 @@ worker() {
 		13) : >"$a" ;;
 		14) mv -n "$a" "$b" ;;
 		15) ls "$a" >/dev/null ;;
+		16) exchange "$a" "$b" ;;
 		esac
 	done 2>/dev/null
 }
@@ -109,7 +118,7 @@ if ! diff -u "$tmp/back.txt" "$tmp/mnt.txt" >"$tmp/diff.txt"; then
 	head -40 "$tmp/diff.txt"
 	status=1
 fi
-grep -E 'lookups|cache hits|store name|verify|invalidations|fills|listings' "$tmp/udcfs.log"
+grep -E 'lookups|cache hits|store name|verify|invalidations|fills|listings|exchanges' "$tmp/udcfs.log"
 if grep -q 'VERIFY MISMATCH' "$tmp/udcfs.log" || [[ $rc -ne 0 ]]; then
 	echo "FAIL: udcfs exited with $rc:"
 	grep 'VERIFY MISMATCH' "$tmp/udcfs.log" | head -20
@@ -118,6 +127,11 @@ fi
 listed=$(sed -n 's/^ *listings from cache *\([0-9]*\).*/\1/p' "$tmp/udcfs.log")
 if [[ ${listed:-0} -eq 0 ]]; then
 	echo "FAIL: no directory was listed from the cache (the check above checked no listing)"
+	status=1
+fi
+exchanged=$(sed -n 's/^ *exchanges *\([0-9]*\).*/\1/p' "$tmp/udcfs.log")
+if [[ ${exchanged:-0} -eq 0 ]]; then
+	echo "FAIL: no RENAME_EXCHANGE reached udcfs (the churn tested none)"
 	status=1
 fi
 [[ $status -eq 0 ]] && echo "PASS" || KEEP=1

@@ -201,6 +201,7 @@ struct stats {
 	_Atomic uint64_t fills_complete;
 	_Atomic uint64_t fills_failed;
 	_Atomic uint64_t listings_cached;    /* directory listings read from the cache */
+	_Atomic uint64_t exchanges;          /* RENAME_EXCHANGEs told to the cache */
 	_Atomic uint64_t verify_checks;
 	_Atomic uint64_t verify_mismatches;
 	_Atomic uint64_t verify_skipped;     /* a change ran during the check */
@@ -1032,6 +1033,7 @@ static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* Two links of one object: rename(2) does nothing, both stay. */
 	} else if (!fs->no_cache) {
 		if (flags & RENAME_EXCHANGE) {
+			CNT(exchanges);
 			/* udc_exchange moves each answer and the exchanged
 			 * directories' ".." (invalidating the two names alone
 			 * left a directory's ".." naming its old parent) */
@@ -1889,6 +1891,7 @@ static void print_stats(struct fs *fs, FILE *f)
 	fprintf(f, "  cache errors         %llu\n", LD(cache_errors));
 	fprintf(f, "  fills complete       %llu (failed %llu)\n", LD(fills_complete), LD(fills_failed));
 	fprintf(f, "  listings from cache  %llu\n", LD(listings_cached));
+	fprintf(f, "  exchanges            %llu\n", LD(exchanges));
 	if (fs->verify)
 		fprintf(f, "  verify checks        %llu, mismatches %llu, skipped %llu\n",
 			LD(verify_checks), LD(verify_mismatches), LD(verify_skipped));
