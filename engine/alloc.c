@@ -119,8 +119,9 @@ size_t entry_size(enum entry_kind kind, size_t len, unsigned extras)
 	size_t head = kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg);
 
 	udc_assert(!(extras & (EXTRA_VALUE | EXTRA_LISTED)) || kind == ENT_POSITIVE);
-	return head + (name_fits_inline(kind, len, extras) ? len : sizeof(char *)) +
-	       extras_size(extras);
+	size_t part = name_fits_inline(kind, len, extras) ? len : sizeof(char *);
+
+	return head + part + extras_size(part, extras);
 }
 
 static size_t value_blk_size(size_t vlen)

@@ -207,6 +207,7 @@ struct value_out {
 };
 
 _Static_assert(sizeof(struct udc_entry) == 32, "entry header is 32 bytes");
+_Static_assert(offsetof(struct udc_pos, name) % 8 == 0, "a positive's name starts 8-aligned (pos_kid)");
 _Static_assert(sizeof(struct udc_neg) + NEG_INLINE_MAX <= 96, "negative fits 96 bytes");
 _Static_assert(sizeof(struct udc_pos) + POS_INLINE_MAX <= 112, "positive fits 112 bytes");
 
@@ -481,23 +482,27 @@ struct entry_kid {
 	struct udc_entry *e;              /* the entry it is in */
 };
 
-/* What an entry holds after its name: a value's pointer, a deadline, a
- * place in a listing (with the padding that aligns it, at most). */
+/* What an entry holds after its name: a value's pointer, a deadline, then
+ * a place in a listing, 8-aligned (the name starts 8-aligned: below). */
 #define EXTRA_VALUE 0x1
 #define EXTRA_DEADLINE 0x2
 #define EXTRA_LISTED 0x4
-static inline size_t extras_size(unsigned extras)
+/* The bytes after the name's @part bytes (the name, or its pointer). */
+static inline size_t extras_size(size_t part, unsigned extras)
 {
-	return (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
-	       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0) +
-	       (extras & EXTRA_LISTED ? sizeof(struct entry_kid) + 7 : 0);
+	size_t end = part + (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
+		     (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+
+	if (extras & EXTRA_LISTED)
+		end = ((end + 7) & ~(size_t)7) + sizeof(struct entry_kid);
+	return end - part;
 }
 
 /* Does a name of @len bytes live inside its entry (else apart, e->ext)?
  * The extras take from the inline room, so a class holds the same. */
 static inline bool name_fits_inline(enum entry_kind kind, size_t len, unsigned extras)
 {
-	return len + extras_size(extras) <=
+	return len + extras_size(len, extras) <=
 	       (kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX);
 }
 

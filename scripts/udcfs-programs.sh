@@ -137,14 +137,15 @@ step() {
 	snap "$tmp/s1"
 	echo "exit $rc" >>"$tmp/out/$key"
 	[[ $check == - ]] || "$check" >>"$tmp/out/$key" 2>&1
-	printf '%s %s %s %s %s %s\n' "$(echo "$t1 - $t0" | bc -l)" \
+	printf '%s %s %s %s %s %s %s\n' "$(echo "$t1 - $t0" | bc -l)" \
 		"$(delta "$tmp/s0" "$tmp/s1" 'store name lookups')" \
 		"$(delta "$tmp/s0" "$tmp/s1" 'attr fetches')" \
 		"$(delta "$tmp/s0" "$tmp/s1" 'cache hits')" \
 		"$( (grep -q 'getattr from cache' "$tmp/s1" && delta "$tmp/s0" "$tmp/s1" 'getattr from cache') || echo 0)" \
 		"$(delta "$tmp/s0" "$tmp/s1" 'readdirplus stats')" \
+		"$(delta "$tmp/s0" "$tmp/s1" 'listings from cache')" \
 		>"$tmp/res/$key"
-	echo "  $key: $(cat "$tmp/res/$key") (s, store lookups, store getattrs, cache hits, getattr from cache, readdirplus stats)$([[ $rc -ne 0 ]] && echo " exit $rc: $(head -c 300 "$tmp/out/$key.err")")" >&2
+	echo "  $key: $(cat "$tmp/res/$key") (s, store lookups, store getattrs, cache hits, getattr from cache, readdirplus stats, listings from cache)$([[ $rc -ne 0 ]] && echo " exit $rc: $(head -c 300 "$tmp/out/$key.err")")" >&2
 }
 
 # The programs: each runs its steps in the mount (cwd /).
@@ -208,8 +209,8 @@ done
 echo "total $((SECONDS - start)) s" >&2
 
 # The table.
-echo "| program | store delay (µs) | attr delay (µs) | udcache (s) | --no-cache (s) | speedup | store name lookups (udcache / no-cache) | getattrs to the store (udcache / no-cache) | cache hits (lookup / getattr) | READDIRPLUS entries stat'ed (udcache / no-cache) | outputs identical |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| program | store delay (µs) | attr delay (µs) | udcache (s) | --no-cache (s) | speedup | store name lookups (udcache / no-cache) | getattrs to the store (udcache / no-cache) | cache hits (lookup / getattr) | READDIRPLUS entries stat'ed (udcache / no-cache) | listings from the cache | outputs identical |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 for prog in $PROGRAMS; do
 	for s in $(steps_of "$prog"); do
 		key=${s%%:*} name=${s#*:}
@@ -218,13 +219,13 @@ for prog in $PROGRAMS; do
 			sd=${cfg%/*} ad=${cfg#*/}
 			u=$tmp/res/$key-$sd-$ad-udcache n=$tmp/res/$key-$sd-$ad-no-cache
 			[[ -f $u && -f $n ]] || continue
-			read -r ut ul ua uh ug ur <"$u"
-			read -r nt nl na _ _ nr <"$n"
+			read -r ut ul ua uh ug ur uc <"$u"
+			read -r nt nl na _ _ nr _ <"$n"
 			same=yes
 			cmp -s "$tmp/out/$key-$sd-$ad-udcache" "$tmp/out/$key-$sd-$ad-no-cache" || same=no
-			printf '| %s | %s | %s | %.2f | %.2f | %.1fx | %s / %s | %s / %s | %s / %s | %s / %s | %s |\n' \
+			printf '| %s | %s | %s | %.2f | %.2f | %.1fx | %s / %s | %s / %s | %s / %s | %s / %s | %s | %s |\n' \
 				"$name" "$sd" "$ad" "$ut" "$nt" "$(echo "$nt / $ut" | bc -l)" \
-				"$ul" "$nl" "$ua" "$na" "$uh" "$ug" "$ur" "$nr" "$same"
+				"$ul" "$nl" "$ua" "$na" "$uh" "$ug" "$ur" "$nr" "$uc" "$same"
 			if [[ $same == no ]]; then
 				echo "$key $cfg: outputs differ:" >&2
 				diff "$tmp/out/$key-$sd-$ad-udcache" "$tmp/out/$key-$sd-$ad-no-cache" | head -20 >&2
