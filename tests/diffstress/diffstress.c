@@ -21,8 +21,9 @@
  * make new ones.  Each mutation changes the store and tells the cache in
  * one critical section of the store's lock, and is one version; the store
  * keeps a snapshot of every recent version.  Other threads invalidate
- * names and directories, fill directories (the fill protocol, under the
- * store lock so that the listing is exact), look up, resolve and walk
+ * names and directories, forget objects (udc_forget_ino), fill
+ * directories (the fill protocol, under the store lock so that the
+ * listing is exact), list them (udc_readdir), look up, resolve and walk
  * paths through "..", symlinks and trailing slashes, and resolve unique
  * absent names so that the small memory limit keeps reclaim evicting.
  *
@@ -101,6 +102,7 @@ static struct {
 static udc_cache *cache;
 static atomic_bool stop;
 static atomic_ulong violations, checks, unchecked, fills_ok, fills_stale, ops_done;
+static atomic_ulong listings_ok, listings_refused, forgets_ok, forgets_again;
 static uint64_t seed;
 static unsigned backend_delay_us;
 
@@ -812,6 +814,102 @@ static void op_mutate(struct worker *w)
 	pthread_rwlock_unlock(&store.lock);
 }
 
+/* What a listing gave. */
+struct listing {
+	unsigned n;
+	char name[4 * NSLOT][8];
+	struct udc_attr attr[4 * NSLOT];
+	udc_ino dir;
+};
+
+static int listing_note(void *arg, const struct udc_dirent *ent)
+{
+	struct listing *l = arg;
+
+	if (l->n == 4 * NSLOT || ent->len >= sizeof(l->name[0]))
+		violation("udc_readdir(%" PRIu64 ") gave more names than a directory holds, or a "
+			  "name no directory holds", l->dir);
+	memcpy(l->name[l->n], ent->name, ent->len);
+	l->name[l->n][ent->len] = 0;
+	l->attr[l->n] = ent->attr;
+	check_value("readdir", l->dir, ent->name, ent->len, &ent->attr, ent->value, ent->value_len);
+	l->n++;
+	return 0;
+}
+
+/*
+ * A listing of a movable directory, when the cache gives one (it reads
+ * it in batches, so it is readdir(3)'s, not a snapshot): each name given
+ * was the store's, with that answer, at a version in [v0, v1]; no name is
+ * given twice; a name the store held with one answer over the whole
+ * window is given.
+ */
+static void op_listing(struct worker *w)
+{
+	struct listing l = { 0 };
+
+	pthread_rwlock_rdlock(&store.lock);
+	l.dir = store.cur.dir_ino[below(&w->rng, POOL)];
+	pthread_rwlock_unlock(&store.lock);
+	if (!l.dir)
+		return;
+	uint64_t v0 = version_now();
+	int r = udc_readdir(cache, l.dir, 0, listing_note, &l);
+	uint64_t v1 = version_now();
+	if (r == -ENODATA) {
+		atomic_fetch_add(&listings_refused, 1);
+		return;
+	}
+	if (r)
+		violation("udc_readdir(%" PRIu64 ") = %d", l.dir, r);
+	atomic_fetch_add(&listings_ok, 1);
+	pthread_rwlock_rdlock(&store.lock);
+	if (!window_kept(v0)) {
+		pthread_rwlock_unlock(&store.lock);
+		atomic_fetch_add(&unchecked, 1);
+		return;
+	}
+	const char *bad = NULL;
+	unsigned at = 0;
+	for (unsigned i = 0; i < l.n && !bad; i++) {
+		bool was = false;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(l.name[i], l.name[j]))
+				bad = "a name given twice";
+		for (uint64_t v = v0; v <= v1 && !was; v++) {
+			struct udc_attr a;
+			was = snap_lookup(&store.ring[v % RING], l.dir, l.name[i], strlen(l.name[i]),
+					  &a) == 0 && attr_same(&a, &l.attr[i]);
+		}
+		if (!bad && !was)
+			bad = "a name the store did not hold so";
+		at = i;
+	}
+	char nm[8];
+	for (unsigned k = 0; k < NSLOT && !bad; k++) {
+		struct udc_attr first, a;
+		slot_name(k, nm);
+		bool held = snap_lookup(&store.ring[v0 % RING], l.dir, nm, strlen(nm), &first) == 0;
+		for (uint64_t v = v0 + 1; v <= v1 && held; v++)
+			held = snap_lookup(&store.ring[v % RING], l.dir, nm, strlen(nm), &a) == 0 &&
+			       attr_same(&a, &first);
+		bool given = false;
+		for (unsigned i = 0; i < l.n; i++)
+			given = given || !strcmp(l.name[i], nm);
+		if (held && !given) {
+			bad = "a name the store held throughout not given";
+			at = k;
+		}
+	}
+	if (bad)
+		history(l.dir, l.name[at], strlen(l.name[at]));
+	pthread_rwlock_unlock(&store.lock);
+	atomic_fetch_add(&checks, 1);
+	if (bad)
+		violation("udc_readdir(%" PRIu64 "), versions %" PRIu64 "..%" PRIu64 ", %u names: %s",
+			  l.dir, v0, v1, l.n, bad);
+}
+
 /* Cache-only operations: never change an answer's correctness. */
 static void op_forget(struct worker *w)
 {
@@ -822,6 +920,16 @@ static void op_forget(struct worker *w)
 	case 0:
 		must(udc_invalidate_dir(cache, dir), "invalidate_dir");
 		break;
+	case 2: {   /* every name of an object the store holds */
+		pthread_rwlock_rdlock(&store.lock);
+		udc_ino ino = store.cur.slot[below(&w->rng, POOL)][below(&w->rng, NSLOT)];
+		pthread_rwlock_unlock(&store.lock);
+		int r = ino ? udc_forget_ino(cache, ino) : 0;
+		if (r && r != -EAGAIN)
+			violation("udc_forget_ino(%" PRIu64 ") = %d", ino, r);
+		atomic_fetch_add(r ? &forgets_again : &forgets_ok, 1);
+		break;
+	}
 	case 1:
 		udc_shrink(cache, 64 << 10);
 		break;
@@ -842,8 +950,10 @@ static void *worker_main(void *arg)
 			op_lookup(w, false);
 		else if (k < 50)
 			op_lookup(w, true);
-		else if (k < 68)
+		else if (k < 64)
 			op_walk(w);
+		else if (k < 68)
+			op_listing(w);
 		else if (k < 80)
 			op_noise(w);
 		else if (k < 94)
@@ -946,12 +1056,15 @@ int diffstress_run(const struct diffstress_options *o)
 		fclose(statm);
 	}
 	printf("udc-diffstress: %lu ops, %lu answers checked (%lu windows too long to check), "
-	       "%" PRIu64 " versions, fills %lu complete / %lu stale, evictions %" PRIu64
+	       "%" PRIu64 " versions, fills %lu complete / %lu stale, listings %lu / refused %lu, "
+	       "forgets %lu / refused %lu, evictions %" PRIu64
 	       ", stale answers %" PRIu64 ", walk retries %" PRIu64 ", bytes_used %" PRIu64
 	       " of %" PRIu64 ", process RSS %" PRIu64 "\n",
 	       (unsigned long)atomic_load(&ops_done), (unsigned long)atomic_load(&checks),
 	       (unsigned long)atomic_load(&unchecked), atomic_load(&store.version),
 	       (unsigned long)atomic_load(&fills_ok), (unsigned long)atomic_load(&fills_stale),
+	       (unsigned long)atomic_load(&listings_ok), (unsigned long)atomic_load(&listings_refused),
+	       (unsigned long)atomic_load(&forgets_ok), (unsigned long)atomic_load(&forgets_again),
 	       st.evictions, st.stale_answers, st.walk_retries, st.bytes_used, st.bytes_limit,
 	       (uint64_t)rss_pages * (uint64_t)sysconf(_SC_PAGESIZE));
 	udc_destroy(cache);

@@ -197,6 +197,29 @@ Test(readdir, a_positive_cached_before_the_fill_must_be_told_by_it)
 	free(g);
 }
 
+/* The store changed behind the cache's back: the embedder invalidates the
+ * directory and fills it again.  The names gone meanwhile are stale
+ * entries still in the listing until swept (thousands: the calls below
+ * sweep a few batches): never given. */
+Test(readdir, names_of_an_older_generation_are_not_given)
+{
+	struct got *g = got_new();
+	struct udc_fill f;
+	char name[80];
+
+	fill_complete(2000);   /* more than the few calls below sweep */
+	cr_assert_eq(udc_invalidate_dir(env.c, D), 0);
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	for (unsigned i = 0; i < 5; i++) {   /* 5..1999 are gone from the store */
+		name_of(name, sizeof(name), i);
+		cr_assert_eq(add_v(name, 1000 + i), 0);
+	}
+	cr_assert_eq(udc_dir_complete(env.c, D, &f), 0);
+	cr_assert_eq(udc_readdir(env.c, D, 0, collect, g), 0);
+	assert_lists_exactly(5, g);
+	free(g);
+}
+
 Test(readdir, removals_and_additions_after_completion_are_listed)
 {
 	struct got *g = got_new();
