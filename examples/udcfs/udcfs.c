@@ -1586,6 +1586,21 @@ static bool listed_take(struct fs *fs, struct inode *dir, struct dirh *d)
 	return true;
 }
 
+/* A READDIRPLUS entry for inode @i (its lookup reference taken), @e's
+ * attributes: the bytes it needs (more than @rem: not added, and the
+ * reference given back). */
+static size_t add_direntry_plus(fuse_req_t req, struct fs *fs, struct inode *i, char *p,
+				size_t rem, const char *name, struct fuse_entry_param *e, off_t next)
+{
+	e->ino = (uintptr_t)i;
+	e->attr_timeout = fs->attr_timeout;
+	e->entry_timeout = fs->entry_timeout;
+	size_t used = fuse_add_direntry_plus(req, p, rem, name, e, next);
+	if (used > rem)
+		inode_unref(fs, i, 1);
+	return used;
+}
+
 /* Reply entries of d's listing from index @offset into @p (@rem bytes). */
 static size_t listed_reply(fuse_req_t req, struct fs *fs, struct inode *dir, struct dirh *d,
 			   off_t offset, bool plus, char *p, size_t rem)
@@ -1626,12 +1641,7 @@ static size_t listed_reply(fuse_req_t req, struct fs *fs, struct inode *dir, str
 			struct inode *i = inode_ref(fs, dir->fd, l->name, &e.attr, false);
 			if (!i)
 				continue;
-			e.ino = (uintptr_t)i;
-			e.attr_timeout = fs->attr_timeout;
-			e.entry_timeout = fs->entry_timeout;
-			used = fuse_add_direntry_plus(req, p, rem, l->name, &e, next);
-			if (used > rem)
-				inode_unref(fs, i, 1);
+			used = add_direntry_plus(req, fs, i, p, rem, l->name, &e, next);
 		}
 		if (used > rem)
 			break;
@@ -1771,12 +1781,7 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 				d->offset = next;
 				continue;
 			}
-			e.ino = (uintptr_t)i;
-			e.attr_timeout = fs->attr_timeout;
-			e.entry_timeout = fs->entry_timeout;
-			used = fuse_add_direntry_plus(req, p, rem, name, &e, next);
-			if (used > rem)
-				inode_unref(fs, i, 1);
+			used = add_direntry_plus(req, fs, i, p, rem, name, &e, next);
 		}
 		if (used > rem)
 			break;
