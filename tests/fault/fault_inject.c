@@ -18,7 +18,8 @@
  * with UDC_CFG_NO_RECLAIM_THREAD (reclaim runs inline, in the calls, so
  * the allocations are the script's): adds, negatives, long names, removes,
  * file and directory renames, rmdir, invalidate, invalidate_dir, the fill
- * protocol, resolve and a walk through a symlink with a backend, lookups,
+ * protocol and a listing, resolve and a walk through a symlink with a
+ * backend, lookups, forgetting an object,
  * stats, thread offline/online, set_memory_limit, shrink; 5000 negatives
  * in one directory make the name table grow, then a small limit and 3000
  * positives make reclaim evict and throttle, and udc_shrink shrinks the
@@ -267,6 +268,8 @@ static const struct udc_backend store = {
 enum op_kind {
 	OP_ADD, OP_NEG, OP_REMOVE, OP_RENAME, OP_RMDIR, OP_INVAL, OP_INVAL_DIR, OP_FILL_BEGIN,
 	OP_COMPLETE, OP_RESOLVE, OP_WALK, OP_LOOKUP, OP_SHRINK, OP_LIMIT, OP_STATS, OP_OFFLINE,
+	OP_READDIR, OP_FORGET,
+	OP_KINDS
 };
 
 struct op {
@@ -310,12 +313,14 @@ static const struct op prologue[] = {
 	OF_DIR(OP_FILL_BEGIN, FILLD),
 	ADD(FILLD, "x", 20),
 	OF_DIR(OP_COMPLETE, FILLD),
+	OF_DIR(OP_READDIR, FILLD),
 	NAMED(OP_LOOKUP, FILLD, "y"),
 	NAMED(OP_REMOVE, ROOT, "a"),
 	RENAME(ROOT, LONG_A, SUB, "moved"),
 	RENAME(ROOT, "sub", ROOT, "sub2"),
 	NAMED(OP_INVAL, ROOT, "n1"),
 	BARE(OP_OFFLINE),
+	{ .kind = OP_FORGET, .dir2 = 101 },   /* "t" in sub */
 	RMDIR(ROOT, "sub2", SUB),
 	OF_DIR(OP_INVAL_DIR, FILLD),
 };
@@ -465,6 +470,13 @@ static udc_cache *make_cache(uint32_t flags)
 	return udc_create(&cfg);
 }
 
+static int count_name(void *arg, const struct udc_dirent *ent)
+{
+	(void)ent;
+	++*(unsigned long *)arg;
+	return 0;
+}
+
 /* Step @i's call: its return value (0 for calls that return none). */
 static long step_run(struct run *r, size_t i)
 {
@@ -514,6 +526,15 @@ static long step_run(struct run *r, size_t i)
 		udc_thread_offline(c);
 		udc_thread_online(c);
 		return 0;
+	case OP_READDIR: {
+		unsigned long n = 0;
+		long rr = udc_readdir(c, o->dir, 0, count_name, &n);
+		return rr ? rr : (long)n;   /* the names listed */
+	}
+	case OP_FORGET:
+		return udc_forget_ino(c, o->dir2);
+	case OP_KINDS:
+		break;
 	}
 	abort();
 }
@@ -534,8 +555,9 @@ static unsigned long failures;
 static const char *op_names[] = {
 	"add", "add_negative", "remove", "rename", "rmdir", "invalidate", "invalidate_dir",
 	"dir_fill_begin", "dir_complete", "resolve", "walk", "lookup", "shrink",
-	"set_memory_limit", "stats_get", "thread_offline/online",
+	"set_memory_limit", "stats_get", "thread_offline/online", "readdir", "forget_ino",
 };
+_Static_assert(sizeof(op_names) / sizeof(op_names[0]) == OP_KINDS, "a name for each kind");
 
 static void dry_run(void)
 {
@@ -621,7 +643,8 @@ static bool inject(size_t i, long k, struct answer *pre, struct answer *post, lo
 		bool learns = script[i].kind == OP_RESOLVE || script[i].kind == OP_WALK;
 		/* the embedder's way back to a correct cache never fails */
 		bool never_fails = script[i].kind == OP_REMOVE || script[i].kind == OP_RMDIR ||
-				   script[i].kind == OP_INVAL || script[i].kind == OP_INVAL_DIR;
+				   script[i].kind == OP_INVAL || script[i].kind == OP_INVAL_DIR ||
+				   script[i].kind == OP_FORGET;
 		if (ret == -ENOMEM && never_fails)
 			FAIL("step %zu (%s), allocation %ld failed: -ENOMEM from a call that "
 			     "must not fail", i, what, k);
@@ -698,7 +721,7 @@ int main(int argc, char **argv)
 	} seen[4096];
 	size_t nr_seen = 0;
 	unsigned long points = 0, enomem = 0, degraded = 0, unreached = 0, repeats = 0;
-	unsigned long by_kind[OP_OFFLINE + 2][2] = { { 0 } };
+	unsigned long by_kind[OP_KINDS + 1][2] = { { 0 } };
 	long first = 0;   /* the dry run's index of step i's first allocation */
 	for (size_t i = 0; i < nr_steps; first += dry_allocs[i], i++)
 		for (long k = 1; k <= dry_allocs[i]; k++) {
@@ -757,7 +780,7 @@ int main(int argc, char **argv)
 	       "%lu failures; %.1f s\n",
 	       points, enomem, degraded, unreached, repeats, failures,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	for (size_t kind = 0; kind < OP_OFFLINE + 2; kind++)
+	for (size_t kind = 0; kind < OP_KINDS + 1; kind++)
 		if (by_kind[kind][0] + by_kind[kind][1])
 			printf("  %-22s %4lu -ENOMEM %4lu degraded\n",
 			       kind ? op_names[kind - 1] : "create", by_kind[kind][1],
