@@ -27,6 +27,8 @@
 #
 # Environment: UDCFS (default build/release's udcfs), PROGRAMS (default
 # "git python tar build"), CONFIGS (default "200/200 0/0 200/0 0/200"),
+# READDIR_DELAY (default 0: us slept in each READDIR request the store
+# answers, udcfs --readdir-delay-us, in every configuration),
 # KEEP=1 keeps the work directory.  READDIRPLUS entries are stat'ed in the
 # store (after --store-delay-us each) in both modes: the table counts them.  Details (per-step statistics, the
 # logs) go to stderr.  Skips (exit 0) without root, /dev/fuse or udcfs.
@@ -36,6 +38,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 UDCFS=${UDCFS:-$here/build/release/examples/udcfs/udcfs}
 PROGRAMS=${PROGRAMS:-git python tar build}
 CONFIGS=${CONFIGS:-200/200 0/0 200/0 0/200}
+READDIR_DELAY=${READDIR_DELAY:-0}
 PY=${PY:-/usr/bin/python3}
 
 skip() { echo "skipped: $*"; exit 0; }
@@ -112,7 +115,7 @@ delta() {                # delta BEFORE AFTER LABEL
 }
 
 mount_fs() {             # mount_fs MODE STORE_DELAY ATTR_DELAY
-	local opts=(-f --stats --store-delay-us "$2" --attr-delay-us "$3")
+	local opts=(-f --stats --store-delay-us "$2" --attr-delay-us "$3" --readdir-delay-us "$READDIR_DELAY")
 	[[ $1 == no-cache ]] && opts+=(--no-cache)
 	log=$tmp/udcfs.$1.log
 	"$UDCFS" "${opts[@]}" -o allow_other "$back" "$mnt" 2>"$log" &

@@ -201,6 +201,7 @@ struct stats {
 	_Atomic uint64_t fills_complete;
 	_Atomic uint64_t fills_failed;
 	_Atomic uint64_t listings_cached;    /* directory listings read from the cache */
+	_Atomic uint64_t store_listings;     /* READDIR(PLUS) requests the store answered */
 	_Atomic uint64_t exchanges;          /* RENAME_EXCHANGEs told to the cache */
 	_Atomic uint64_t verify_checks;
 	_Atomic uint64_t verify_mismatches;
@@ -226,7 +227,7 @@ struct fs {
 
 	/* options */
 	bool no_cache, verify, print_stats;
-	unsigned store_delay_us, attr_delay_us;
+	unsigned store_delay_us, attr_delay_us, readdir_delay_us;
 	double entry_timeout, attr_timeout;
 	size_t memory;
 
@@ -1695,6 +1696,8 @@ static void fs_readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 		}
 	}
 	bool eof = false;
+	sleep_us(fs->readdir_delay_us);   /* a remote store's listing: a round trip a request */
+	CNT(store_listings);
 	for (;;) {
 		if (!d->entry) {
 			errno = 0;
@@ -1896,6 +1899,7 @@ static void print_stats(struct fs *fs, FILE *f)
 	fprintf(f, "  cache errors         %llu\n", LD(cache_errors));
 	fprintf(f, "  fills complete       %llu (failed %llu)\n", LD(fills_complete), LD(fills_failed));
 	fprintf(f, "  listings from cache  %llu\n", LD(listings_cached));
+	fprintf(f, "  store listings       %llu\n", LD(store_listings));
 	fprintf(f, "  exchanges            %llu\n", LD(exchanges));
 	if (fs->verify)
 		fprintf(f, "  verify checks        %llu, mismatches %llu, skipped %llu\n",
@@ -1941,6 +1945,7 @@ static void usage(const char *prog)
 		"  --no-cache            no udcache: every LOOKUP asks the store (the baseline)\n"
 		"  --store-delay-us N    sleep N us in every store name lookup\n"
 		"  --attr-delay-us N     sleep N us in every GETATTR\n"
+		"  --readdir-delay-us N  sleep N us in every READDIR(PLUS) request the store answers\n"
 		"  --entry-timeout S     kernel entry timeout, seconds (default 0)\n"
 		"  --attr-timeout S      kernel attr timeout, seconds (default 0)\n"
 		"  --memory BYTES        udcache memory limit (default 64 MiB)\n"
@@ -1972,6 +1977,9 @@ static int parse_opts(int argc, char **argv, struct fs *fs, struct fuse_args *fa
 		} else if (!strcmp(a, "--attr-delay-us")) {
 			NEEDVAL();
 			fs->attr_delay_us = (unsigned)strtoul(val, NULL, 0);
+		} else if (!strcmp(a, "--readdir-delay-us")) {
+			NEEDVAL();
+			fs->readdir_delay_us = (unsigned)strtoul(val, NULL, 0);
 		} else if (!strcmp(a, "--entry-timeout")) {
 			NEEDVAL();
 			fs->entry_timeout = strtod(val, NULL);
