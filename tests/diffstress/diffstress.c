@@ -817,6 +817,8 @@ static void op_mutate(struct worker *w)
 /* What a listing gave. */
 struct listing {
 	unsigned n;
+	unsigned piece;                    /* stop after this many names a call; 0: never */
+	uint64_t cookie;                   /* the last name's */
 	char name[4 * NSLOT][8];
 	struct udc_attr attr[4 * NSLOT];
 	udc_ino dir;
@@ -834,19 +836,23 @@ static int listing_note(void *arg, const struct udc_dirent *ent)
 	l->attr[l->n] = ent->attr;
 	check_value("readdir", l->dir, ent->name, ent->len, &ent->attr, ent->value, ent->value_len);
 	l->n++;
-	return 0;
+	l->cookie = ent->cookie;
+	return l->piece && l->n % l->piece == 0;
 }
 
 /*
- * A listing of a movable directory, when the cache gives one (it reads
- * it in batches, so it is readdir(3)'s, not a snapshot): each name given
- * was the store's, with that answer, at a version in [v0, v1]; no name is
- * given twice; a name the store held with one answer over the whole
- * window is given.
+ * A listing of a movable directory, when the cache gives one, read whole
+ * or in pieces of 1-5 names resumed by cookie (it is readdir(3)'s, not a
+ * snapshot: the cache copies it in batches, and the pieces race the
+ * mutators and the other readers' cursors): each name given was the
+ * store's, with that answer, at a version in [v0, v1]; no name is given
+ * twice; a name the store held with one answer over the whole window is
+ * given.
  */
 static void op_listing(struct worker *w)
 {
-	struct listing l = { 0 };
+	struct listing l = { .piece = below(&w->rng, 6) };
+	int r;
 
 	pthread_rwlock_rdlock(&store.lock);
 	l.dir = store.cur.dir_ino[below(&w->rng, POOL)];
@@ -854,7 +860,9 @@ static void op_listing(struct worker *w)
 	if (!l.dir)
 		return;
 	uint64_t v0 = version_now();
-	int r = udc_readdir(cache, l.dir, 0, listing_note, &l);
+	do
+		r = udc_readdir(cache, l.dir, l.cookie, listing_note, &l);
+	while (r == 1);
 	uint64_t v1 = version_now();
 	if (r == -ENODATA) {
 		atomic_fetch_add(&listings_refused, 1);

@@ -323,6 +323,79 @@ Test(readdir, a_cookie_of_a_removed_name_resumes_after_its_place)
 	free(h);
 }
 
+/* A reader stopped after a batch (8 names: the cursor its call left
+ * points at the ninth); that name is then removed, replaced, or moved by
+ * compaction: resuming gives the names after its place, each once. */
+static void cursor_target_changes(int how)
+{
+	struct got *all = got_new(), *g = got_new();
+
+	fill_complete(400);
+	cr_assert_eq(udc_readdir(env.c, D, 0, collect, all), 0);
+	g->stop_after = 8;
+	cr_assert_eq(udc_readdir(env.c, D, 0, collect, g), 1);
+	const char *next = all->name[8];
+	if (how == 0) {
+		cr_assert_eq(tc_remove(env.c, D, next), 0);
+	} else if (how == 1) {
+		cr_assert_eq(add_v(next, 7777), 0);
+	} else {   /* most names go, the survivors (the next among them) move */
+		for (unsigned i = 9; i < 400; i++)
+			if (i % 8)
+				cr_assert_eq(tc_remove(env.c, D, all->name[i]), 0);
+		uint64_t moved0 = tc_stats(env.c).entries_moved;
+		compact_all(env.c->shrink);
+		cr_assert_gt(tc_stats(env.c).entries_moved, moved0, "nothing moved");
+	}
+	g->stop_after = 0;
+	cr_assert_eq(udc_readdir(env.c, D, g->cookie[7], collect, g), 0);
+	for (unsigned i = 0; i < g->n; i++)
+		for (unsigned j = i + 1; j < g->n; j++)
+			cr_assert_str_neq(g->name[i], g->name[j], "%s given twice", g->name[i]);
+	int at = got_find(g, next);
+	if (how == 0) {
+		cr_assert_lt(at, 0, "the removed name was given");
+		cr_assert_str_eq(g->name[8], all->name[9]);
+	} else {
+		cr_assert_eq(at, 8, "the name keeps its place");
+		cr_assert_eq(g->attr[at].ino, how == 1 ? 7777 : all->attr[8].ino);
+	}
+	cr_assert_eq(engine_check(env.c), 0);
+	free(all);
+	free(g);
+}
+
+Test(readdir, a_cursors_name_removed_resumes_after_it)
+{
+	cursor_target_changes(0);
+}
+
+Test(readdir, a_cursors_name_replaced_keeps_its_place)
+{
+	cursor_target_changes(1);
+}
+
+Test(readdir, a_cursors_name_moved_by_compaction_keeps_its_place)
+{
+	cursor_target_changes(2);
+}
+
+/* A reader at the end (its cursor knows no next name); a name added then
+ * is given when it resumes from the last cookie. */
+Test(readdir, a_name_added_after_the_end_is_given_on_resuming)
+{
+	struct got *g = got_new();
+
+	fill_complete(20);
+	cr_assert_eq(udc_readdir(env.c, D, 0, collect, g), 0);
+	cr_assert_eq(g->n, 20);
+	cr_assert_eq(add_v("late", 77), 0);
+	cr_assert_eq(udc_readdir(env.c, D, g->cookie[19], collect, g), 0);
+	cr_assert_eq(g->n, 21, "the name added after the end was not given");
+	cr_assert_str_eq(g->name[20], "late");
+	free(g);
+}
+
 static int stop_now(void *arg, const struct udc_dirent *ent)
 {
 	(void)arg;
