@@ -509,7 +509,7 @@ static void check_value(const char *what, udc_ino dir, const char *nm, size_t le
 	unsigned char want[UDC_VALUE_MAX];
 	size_t wlen = len == 2 && !memcmp(nm, "..", 2) ? 0 : value_of(a, want);
 
-	if (vlen != wlen || memcmp(v, want, wlen) != 0)
+	if (vlen != wlen || (wlen && memcmp(v, want, wlen) != 0))   /* a listing's v: NULL when 0 */
 		violation("%s(%" PRIu64 ", \"%.*s\") = ino %" PRIu64 " cookie %" PRIu64
 			  " with a value of %zu bytes that is not its own (%zu bytes)",
 			  what, dir, (int)len, nm, a->ino, a->cookie, vlen, wlen);
