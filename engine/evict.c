@@ -234,7 +234,7 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	/* relaxed: read after published's acquire, by sweepers only */
 	atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits, memory_order_relaxed),
 			      memory_order_relaxed);
-	bool listed = old->kind == ENT_POSITIVE && (old->type & POS_LISTED);
+	bool listed = entry_listed(old);
 	size_t size = listed ? (size_t)((char *)pos_kid(entry_pos(old)) - (char *)old)
 			     : entry_size((enum entry_kind)old->kind, old->len, entry_extras(old));
 	/* ino, cookie, name or its pointer, the value's pointer, the deadline:

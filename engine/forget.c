@@ -48,15 +48,10 @@ void forget_init(struct udc_cache *c)
 		atomic_init(&c->forgets[i].ino, UDC_INO_NONE);
 }
 
-static struct forget_slot *forget_bucket(struct udc_cache *c, udc_ino ino)
-{
-	return &c->forgets[((ino * 0x9e3779b97f4a7c15ull) >> 60) % FORGET_BUCKETS * FORGET_WAYS];
-}
-
 /* Put @ino in a slot (or renew its epoch): 0, or -EAGAIN if its bucket is full. */
 static int forget_note(struct udc_cache *c, udc_ino ino)
 {
-	struct forget_slot *b = forget_bucket(c, ino), *free_slot = NULL;
+	struct forget_slot *b = &c->forgets[forget_bucket(ino)], *free_slot = NULL;
 	int r = 0;
 
 	udc_spin_lock(&c->forget_lock);

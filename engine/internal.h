@@ -426,11 +426,16 @@ static inline bool entry_current(const struct udc_entry *e)
 
 static inline bool entry_expired(const struct udc_cache *c, const struct udc_entry *e);
 
+/* The first of @ino's FORGET_WAYS slots in c->forgets (engine/forget.c). */
+static inline unsigned forget_bucket(udc_ino ino)
+{
+	return (unsigned)((ino * 0x9e3779b97f4a7c15ull) >> 60) % FORGET_BUCKETS * FORGET_WAYS;
+}
+
 /* Is @ino forgotten (udc_forget_ino), with c->forgets_pending non-zero? */
 static inline bool ino_forgotten(const struct udc_cache *c, udc_ino ino)
 {
-	const struct forget_slot *b =
-		&c->forgets[((ino * 0x9e3779b97f4a7c15ull) >> 60) % FORGET_BUCKETS * FORGET_WAYS];
+	const struct forget_slot *b = &c->forgets[forget_bucket(ino)];
 
 	for (unsigned i = 0; i < FORGET_WAYS; i++) {
 		/* relaxed: a forget that returned before this call began
@@ -487,11 +492,17 @@ struct entry_kid {
 #define EXTRA_VALUE 0x1
 #define EXTRA_DEADLINE 0x2
 #define EXTRA_LISTED 0x4
+/* The value's pointer and the deadline: the bytes before the kid. */
+static inline size_t extras_unaligned_size(unsigned extras)
+{
+	return (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
+	       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+}
+
 /* The bytes after the name's @part bytes (the name, or its pointer). */
 static inline size_t extras_size(size_t part, unsigned extras)
 {
-	size_t end = part + (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
-		     (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+	size_t end = part + extras_unaligned_size(extras);
 
 	if (extras & EXTRA_LISTED)
 		end = ((end + 7) & ~(size_t)7) + sizeof(struct entry_kid);
@@ -612,12 +623,17 @@ static inline uint32_t entry_deadline(const struct udc_entry *e)
 	return deadline;
 }
 
+/* Has e a place in its directory's listing (a listed positive)? */
+static inline bool entry_listed(const struct udc_entry *e)
+{
+	return e->kind == ENT_POSITIVE && (e->type & POS_LISTED);
+}
+
 /* A listed positive's place in its directory's listing. */
 static inline struct entry_kid *pos_kid(struct udc_pos *p)
 {
 	unsigned extras = entry_extras(&p->e);
-	uintptr_t at = (uintptr_t)entry_tail(&p->e) + (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
-		       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+	uintptr_t at = (uintptr_t)entry_tail(&p->e) + extras_unaligned_size(extras);
 
 	udc_assert(extras & EXTRA_LISTED);
 	return (struct entry_kid *)((at + 7) & ~(uintptr_t)7);

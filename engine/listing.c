@@ -86,11 +86,6 @@ static struct entry_kid *kid_of(struct udc_entry *e)
 	return pos_kid(entry_pos(e));
 }
 
-static bool entry_listed(const struct udc_entry *e)
-{
-	return e->kind == ENT_POSITIVE && (e->type & POS_LISTED);
-}
-
 bool listing_make(struct udc_cache *c, struct udc_dir *d)
 {
 	if (listing_of(d))

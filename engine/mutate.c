@@ -154,7 +154,7 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 	struct udc_dir *d = e->dir;
 
 	if (e->kind == ENT_POSITIVE) {
-		if (e->type & POS_LISTED)   /* before nr_positive: engine/listing.c, Ordering */
+		if (entry_listed(e))   /* before nr_positive: engine/listing.c, Ordering */
 			listing_unlink_locked(c, e);
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
@@ -211,7 +211,7 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	rcu_read_unlock();
 	UDC_PROBE(insert, (int)e->kind, k->dir, k->name, k->len, old != NULL);
 	struct udc_entry *was = old ? caa_container_of(old, struct udc_entry, node) : NULL;
-	if (e->kind == ENT_POSITIVE && (e->type & POS_LISTED))   /* after nr_positive: listing.c */
+	if (entry_listed(e))   /* after nr_positive: listing.c */
 		listing_link_locked(c, e, was);
 	if (was)
 		entry_unlink_locked(c, was);

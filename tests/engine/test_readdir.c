@@ -141,6 +141,17 @@ Test(readdir, lists_a_complete_directory_with_answers_and_values_in_a_stable_ord
 	free(h);
 }
 
+/* A listed positive's place is sized from where its name ends: a 13-byte
+ * name's entry is 48 + 13 + 3 (alignment) + 32 bytes, the 96-byte class
+ * (reserving 7 bytes of alignment always made it 100: the 112-byte one). */
+Test(readdir, a_listed_entry_takes_only_the_alignment_it_needs)
+{
+	cr_assert_leq(entry_size(ENT_POSITIVE, 13, EXTRA_LISTED), 96);
+	cr_assert_leq(entry_size(ENT_POSITIVE, 32, EXTRA_LISTED), 112, "32 bytes still inline");
+	cr_assert(name_fits_inline(ENT_POSITIVE, 32, EXTRA_LISTED));
+	cr_assert(!name_fits_inline(ENT_POSITIVE, 33, EXTRA_LISTED), "past the room: apart");
+}
+
 Test(readdir, an_empty_complete_directory_lists_nothing)
 {
 	struct got *g = got_new();
