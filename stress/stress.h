@@ -291,6 +291,7 @@ int run_threads_workload(const struct options *opt);
 /* Each returns the exit status: 0, or 1 on a wrong answer or a failed check. */
 int run_hash(const struct options *opt);
 int run_alloc(const struct options *opt);
+int run_listing(const struct options *opt);   /* stress/studies.c */
 int run_frag(const struct options *opt);
 
 #endif /* UDC_STRESS_H */

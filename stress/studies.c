@@ -23,6 +23,8 @@
  *           and ns per pair per thread.  Exit status 1 if an allocation
  *           returned NULL, a freed object did not hold its tag (two live
  *           objects shared memory), slab_check failed or objects were left.
+ *  - listing: adds into a listed directory and not, and one udc_readdir
+ *           (run_listing, below).
  *
  * Locking: none of its own.  Each struct worker is written only by its own
  * thread while the workers run, and read by main only after pthread_join().
@@ -670,6 +672,94 @@ int run_alloc(const struct options *opt)
 		failed |= alloc_warn_kind(&r, k, &res[k]);
 	if (failed)
 		rep_warn(&r, "FAILED");
+	rep_end(&r);
+	fflush(stdout);
+	return failed ? 1 : 0;
+}
+
+/*
+ * listing: what a directory's listing (udc_readdir, engine/listing.c)
+ * costs and gives, side by side in one run.  --names positives (names of
+ * 13 bytes, "file-%08u") are added with udc_add to one directory of a
+ * fresh cache, once with a fill begun first (each carries its place in
+ * the listing) and once without; then the filled directory is completed
+ * and listed once, whole.  Reports ns and bytes_used per name added for
+ * both, and ns per name listed.  Exit status 1 if a call failed or the
+ * listing gave another number of names.
+ */
+#define LISTING_NAMES 200000
+
+struct listing_pass {
+	double add_ns, bytes, list_ns;
+	uint64_t listed;
+	int rc;
+};
+
+static int listing_count(void *arg, const struct udc_dirent *ent)
+{
+	(void)ent;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+static struct listing_pass listing_run(uint64_t names, bool listed)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	struct listing_pass out = { .rc = 0 };
+	struct udc_fill f;
+	char name[32];
+
+	cfg.root = 1;
+	cfg.memory_limit = (size_t)1 << 30;
+	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
+	udc_cache *c = udc_create(&cfg);
+	if (!c)
+		die("listing: udc_create: %s", strerror(errno));
+	if (listed && (out.rc = udc_dir_fill_begin(c, 2, &f)) != 0)
+		goto done;
+	uint64_t t0 = now_ns();
+	for (uint64_t i = 0; i < names && !out.rc; i++) {
+		struct udc_attr a = { .ino = 1000 + i, .type = UDC_TYPE_REG, .cookie = i };
+		int len = snprintf(name, sizeof(name), "file-%08llu", (unsigned long long)i);
+		out.rc = udc_add(c, 2, name, (size_t)len, &a);
+	}
+	out.add_ns = (double)(now_ns() - t0) / (double)names;
+	struct udc_stats st = { .size = sizeof(st) };
+	udc_stats_get(c, &st);
+	out.bytes = (double)st.bytes_used / (double)names;
+	if (!listed || out.rc || (out.rc = udc_dir_complete(c, 2, &f)) != 0)
+		goto done;
+	t0 = now_ns();
+	out.rc = udc_readdir(c, 2, 0, listing_count, &out.listed);
+	out.list_ns = out.listed ? (double)(now_ns() - t0) / (double)out.listed : 0.0;
+done:
+	udc_destroy(c);
+	return out;
+}
+
+int run_listing(const struct options *opt)
+{
+	uint64_t names = opt->names_set ? opt->names : LISTING_NAMES;
+	struct listing_pass plain = listing_run(names, false);
+	struct listing_pass listed = listing_run(names, true);
+	bool failed = plain.rc || listed.rc || listed.listed != names;
+	struct report r;
+
+	rep_begin(&r, opt->json);
+	rep_str(&r, "workload", "workload", "listing");
+	rep_str(&r, "version", "udcache version", udc_version());
+	rep_u64(&r, "names", "names (13 bytes) in one directory", names);
+	rep_f64(&r, "add_ns_plain", "ns/add plain", plain.add_ns, 1);
+	rep_f64(&r, "add_ns_listed", "ns/add listed", listed.add_ns, 1);
+	rep_f64(&r, "bytes_plain", "bytes/name plain", plain.bytes, 1);
+	rep_f64(&r, "bytes_listed", "bytes/name listed", listed.bytes, 1);
+	rep_u64(&r, "listed", "names listed", listed.listed);
+	rep_f64(&r, "readdir_ns", "ns/name listed", listed.list_ns, 1);
+	if (failed) {
+		rep_str(&r, "error", "error", plain.rc ? strerror(-plain.rc) :
+					      listed.rc ? strerror(-listed.rc) : "names missing");
+		rep_warn(&r, "FAILED");
+	}
 	rep_end(&r);
 	fflush(stdout);
 	return failed ? 1 : 0;

@@ -203,6 +203,8 @@ static const struct workload workloads[] = {
 	{ "hash", "time the engine's hash_name() (ns/hash) on --name-len byte names", run_hash },
 	{ "alloc", "alloc+free pairs/s: slab, slab with RCU frees, jemalloc", run_alloc },
 	{ "frag", "memory given back after removing most of many negatives, vs malloc", run_frag },
+	{ "listing", "a directory's listing: adds listed and not, bytes, udc_readdir ns/name",
+	  run_listing },
 	{ "hotset", "hit ratio of a periodic job's hot set under a scan of unique names",
 	  run_hotset },
 	{ "invalidate", "time udc_invalidate_dir/udc_rmdir of a full directory, then its garbage",
