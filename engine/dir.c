@@ -62,7 +62,14 @@
  *   an idle object is never left off every queue.
  *   The free is call_rcu, or in a reclaim pass slab_call_rcu (the pass's
  *   own grace period, at its end): every reader that found the object in
- *   the table (under rcu_read_lock) is done with it first.
+ *   the table (under rcu_read_lock) is done with it first.  So is the
+ *   last holder: dir_put's decrement to zero lets the reaper kill an
+ *   object already on its idle list (a pin does not take it off), and the
+ *   put's DIR_IDLE or (and its queue push) come after the decrement, so
+ *   dir_put runs them inside a read-side section that the free waits for.
+ *   (They ran outside one: a put whose or came after such a kill wrote to
+ *   an object a grace period could already have freed; CI's TSan run of
+ *   tsan-stress-churn reported it.)
  *
  * Ordering, fills:
  *   d->state holds the flags and the drop count in one word.  A drop
@@ -199,18 +206,23 @@ void dir_hold(struct udc_dir *d)
 
 void dir_put(struct udc_cache *c, struct udc_dir *d)
 {
+	/* From the decrement to zero on, the reaper may free d (Ordering,
+	 * refs: the free waits for the readers); our own accesses after it
+	 * stay inside this read-side section. */
+	rcu_read_lock();
 	/* seq_cst (a release at least): see Ordering, refs */
-	if (atomic_fetch_sub(&d->refs, 1) != 1)
-		return;
-	/* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
-	if (atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE)
-		return;
-	struct udc_dir *head = atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
-	do
-		d->queued_next = head;
-	/* release: the popper (acquire exchange) sees queued_next */
-	while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
-						      memory_order_release, memory_order_relaxed));
+	if (atomic_fetch_sub(&d->refs, 1) == 1 &&
+	    /* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
+	    !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE)) {
+		struct udc_dir *head = atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
+		do
+			d->queued_next = head;
+		/* release: the popper (acquire exchange) sees queued_next */
+		while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
+							      memory_order_release,
+							      memory_order_relaxed));
+	}
+	rcu_read_unlock();
 }
 
 /* ------------------------------------------------------------------ */
