@@ -341,8 +341,8 @@ struct udc_cache {
 /*
  * The hit path's thread-locals use the initial-exec model: a fixed offset
  * from the thread pointer, no __tls_get_addr call from the shared library.
- * They are 5 bytes, within the static TLS surplus glibc keeps for a
- * library loaded by dlopen.
+ * They are 5 bytes (and shrink/reclaim.c's chores countdown, 1), within
+ * the static TLS surplus glibc keeps for a library loaded by dlopen.
  */
 #define UDC_TLS_IE __attribute__((tls_model("initial-exec")))
 

@@ -30,7 +30,7 @@
  *
  * Ordering:
  *   compact_mark_* are atomics, written under shrink_lock and read
- *   without it by compact_wanted's first look (relaxed: a heuristic, a
+ *   without it by compact_due's first look (relaxed: a heuristic, a
  *   stale pair costs one batch or one skipped call); the size counters are
  *   relaxed too.  The moves' ordering is engine/evict.c's.
  */
@@ -86,7 +86,7 @@ static bool fragmented(struct shrink *sh, size_t *live, size_t *pages)
 }
 
 /* Worth a batch: fragmented, and not backed off (or things changed since). */
-static bool compact_wanted(struct shrink *sh)
+bool compact_due(struct shrink *sh)
 {
 	size_t live, pages;
 
@@ -100,7 +100,7 @@ static bool compact_wanted(struct shrink *sh)
 }
 
 /* Back off until things change (a dry batch: @live, @pages), or not (0, 0);
- * shrink_lock held.  relaxed: partner compact_wanted's lock-free reads. */
+ * shrink_lock held.  relaxed: partner compact_due's lock-free reads. */
 static void marks_set(struct shrink *sh, size_t live, size_t pages)
 {
 	atomic_store_explicit(&sh->compact_mark_live, live, memory_order_relaxed);
@@ -113,13 +113,13 @@ static bool compact_step(struct shrink *sh, bool wait)
 {
 	bool more = false;
 
-	if (!compact_wanted(sh))   /* racy read of the marks: a heuristic */
+	if (!compact_due(sh))   /* racy read of the marks: a heuristic */
 		return false;
 	if (wait)
 		udc_mutex_lock(&sh->lock);
 	else if (udc_mutex_trylock(&sh->lock))
 		return false;   /* a pass is running: it is at it */
-	if (compact_wanted(sh)) {
+	if (compact_due(sh)) {
 		size_t live, pages;
 		bool dry;
 		size_t units = compact_locked(sh, COMPACT_BATCH, &dry);

@@ -169,6 +169,8 @@ bool sweep_trim(struct shrink *sh, size_t budget);
 /* ---- shrink/compact.c: when to move entries out of sparse pages ---- */
 /* A bounded batch if worth it, or nothing if another thread is at it. */
 void compact_inline(struct shrink *sh);
+/* Compaction would give pages back (a racy look, without shrink_lock). */
+bool compact_due(struct shrink *sh);
 /* One batch if worth it, waiting for the lock: true if more remains.
  * @fresh: forget the inline path's back-off first. */
 bool compact_batch(struct shrink *sh, bool fresh);

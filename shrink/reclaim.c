@@ -94,6 +94,11 @@ static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass *
 
 __thread bool shrink_tls_reclaimer;
 
+#define CHORES_STRIDE 8   /* see shrink_after_call */
+/* Read on every mutating call: initial-exec, as the hit path's (one more
+ * byte of the static TLS surplus: see engine/internal.h). */
+static __thread uint8_t tls_chores_skip __attribute__((tls_model("initial-exec")));
+
 /* The overshoot allowed past the limit: 1% of it, or 4% of it between
  * 16 KiB and 1 MiB, the larger (a small cache's slack is small: within
  * 1.04 x limit from 400 KiB up; four 4 KiB pages below). */
@@ -416,7 +421,10 @@ static void sweep_inline(struct shrink *sh)
 	udc_mutex_unlock(&sh->lock);
 }
 
-static void reclaim_calls(struct shrink *sh)
+/* The calls' chores (without the thread, most of its work): compaction,
+ * the trims, ageing, the sweeps, reaping, resizes.  Returns whether any
+ * is still pending for the calls (then the next call does them again). */
+static bool reclaim_chores(struct shrink *sh)
 {
 	compact_inline(sh);   /* pages back without losing answers, first */
 	if (!sh->reclaimer_running)
@@ -424,18 +432,39 @@ static void reclaim_calls(struct shrink *sh)
 	age_inline(sh);
 	sweep_inline(sh);
 	reap_inline(sh);
-	if (sh->reclaimer_running && atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0)
-		reclaimer_kick(sh);   /* relaxed: an estimate */
-	if (cache_tables_resize_due(sh->c)) {
+	/* relaxed, the counts here: estimates */
+	bool trims = atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0;
+	if (sh->reclaimer_running && trims)
+		reclaimer_kick(sh);
+	bool resize = cache_tables_resize_due(sh->c);
+	if (resize) {
 		if (sh->reclaimer_running)
 			reclaimer_kick(sh);
 		else
 			tables_resize_calls(sh);
 	}
+	if (compact_due(sh))
+		return true;
+	if (sh->reclaimer_running)   /* the rest is the thread's, kicked above */
+		return false;
+	return trims || resize || dir_reap_due(sh->c) ||
+	       atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0;
+}
+
+/* The low watermark: half a slack under the limit. */
+static size_t reclaim_low(size_t limit)
+{
+	size_t slack = reclaim_slack(limit);
+
+	return limit > slack / 2 ? limit - slack / 2 : 0;
+}
+
+/* The bound: eviction once @used passes the low watermark (see below). */
+static void reclaim_bound(struct shrink *sh, size_t used)
+{
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
-	size_t used = reclaim_used(sh);
-	size_t low = limit > slack / 2 ? limit - slack / 2 : 0;
+	size_t low = reclaim_low(limit);
 
 	/*
 	 * Three zones.  Past the low watermark (half a slack under the limit)
@@ -501,11 +530,44 @@ void shrink_after_forget(struct shrink *sh)
 		worker_start(sh);
 }
 
+/*
+ * After every mutating call: the bound, and the chores.  A thread that
+ * found no chore pending skips them for its next CHORES_STRIDE - 1 calls
+ * (their checks alone, the cache-wide counters and the clock, were 300
+ * instructions of a call's 2,000-2,500 in a churn: BENCHMARKS.md, issue
+ * 16), unless one is seen waiting by a few loads (chores_waiting); the
+ * bound is checked on every call.  The others that fall due meanwhile
+ * (compaction, a passed deadline, a resize, the spare pages' trim,
+ * ageing) wait for the thread's next round of chores, or another
+ * thread's; a drop runs compaction itself (shrink_after_drop).
+ */
+/* Chores waiting that cost no more to see than a few loads (relaxed:
+ * estimates): the calls' trims, garbage and idle directories. */
+static bool chores_waiting(struct shrink *sh)
+{
+	if (atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0)
+		return true;
+	return !sh->reclaimer_running &&
+	       (dir_reap_due(sh->c) || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0);
+}
+
 void shrink_after_call(struct shrink *sh)
 {
-	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */
+	bool chores = tls_chores_skip == 0 || chores_waiting(sh);
+	size_t used = reclaim_used(sh);
 
-	reclaim_calls(sh);
+	if (!chores) {
+		tls_chores_skip--;
+		/* relaxed: a number (see shrink_set_limit) */
+		if (used <= reclaim_low(atomic_load_explicit(&sh->limit, memory_order_relaxed)))
+			return;
+	}
+	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */
+	if (chores) {
+		tls_chores_skip = reclaim_chores(sh) ? 0 : CHORES_STRIDE - 1;
+		used = reclaim_used(sh);
+	}
+	reclaim_bound(sh, used);
 	cancel_release(cs);
 }
 
