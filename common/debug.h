@@ -32,6 +32,26 @@
 			udc_panic("assertion failed: %s", #cond);                 \
 	} while (0)
 
+/*
+ * Race windows, for tests (UDC_DEBUG builds only; nothing in others):
+ * udc_window(name, obj) calls the hook udc_window_<name> if a test set
+ * one, at a point where another thread's action would be a race the code
+ * must survive.  The hook runs in the calling thread, inside whatever it
+ * holds: it may wait (boundedly) for another thread, never call udcache.
+ */
+#if UDC_DEBUG
+#define udc_window(name, obj)                                                     \
+	do {                                                                      \
+		extern void (*udc_window_##name)(void *);                         \
+		if (udc_window_##name)                                            \
+			udc_window_##name(obj);                                   \
+	} while (0)
+#else
+#define udc_window(name, obj) \
+	do {                  \
+	} while (0)
+#endif
+
 #define udc_assert(cond) udc_assert_tier(1, cond)
 #define udc_assert_internal(cond) udc_assert_tier(2, cond)
 #define udc_assert_expensive(cond) udc_assert_tier(3, cond)

@@ -107,6 +107,10 @@
 /* refs of an object being freed: below any count a pin could bring back. */
 #define DIR_DEAD (INT64_MIN / 2)
 
+#if UDC_DEBUG
+void (*udc_window_dir_put_last)(void *);   /* see common/debug.h */
+#endif
+
 /* A value no object has had: every epoch comes from here. */
 static uint64_t epoch_next(struct udc_cache *c)
 {
@@ -211,16 +215,19 @@ void dir_put(struct udc_cache *c, struct udc_dir *d)
 	 * stay inside this read-side section. */
 	rcu_read_lock();
 	/* seq_cst (a release at least): see Ordering, refs */
-	if (atomic_fetch_sub(&d->refs, 1) == 1 &&
-	    /* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
-	    !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE)) {
-		struct udc_dir *head = atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
-		do
-			d->queued_next = head;
-		/* release: the popper (acquire exchange) sees queued_next */
-		while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
-							      memory_order_release,
-							      memory_order_relaxed));
+	if (atomic_fetch_sub(&d->refs, 1) == 1) {
+		udc_window(dir_put_last, d);   /* tests: the reaper may kill d here */
+		/* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
+		if (!(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE)) {
+			struct udc_dir *head =
+				atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
+			do
+				d->queued_next = head;
+			/* release: the popper (acquire exchange) sees queued_next */
+			while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
+								      memory_order_release,
+								      memory_order_relaxed));
+		}
 	}
 	rcu_read_unlock();
 }

@@ -9,7 +9,9 @@
  *               entry cached before it, on any thread;
  *  mixed        random operations on private and shared names, with the
  *               invariants each thread can check, ending in udc_destroy;
- *  small_limit, rename vs invalidate_dir, an embedder-registered thread.
+ *  small_limit, rename vs invalidate_dir, an embedder-registered thread;
+ *  last_release the last release of a directory object against the
+ *               reaper's free, held open by a window hook (debug builds).
  *
  * Worker threads never call Criterion's assertions: they record failures
  * in a struct tfail that the main thread asserts on after joining them.
@@ -820,3 +822,67 @@ Test(concurrency_races, embedder_registered_thread)
 	cr_assert_eq(pthread_join(t, NULL), 0);
 	udc_destroy(c);
 }
+
+#if UDC_DEBUG
+/*
+ * The last release of a directory object against the reaper.  dir_put()
+ * drops its reference and then marks the object idle; an object already
+ * on the reaper's idle list (a pin does not take it off) may be killed
+ * between the two, and freed a grace period later.  The release must keep
+ * the object alive until its last access (it runs in a read-side section
+ * that the free waits for): CI's TSan run reported a write to a freed
+ * object when it did not.  The window hook (common/debug.h) holds the
+ * releasing thread between its decrement and its mark while this thread
+ * kills and frees the object (udc_shrink, then rcu_barrier for the free);
+ * without the read-side section, ASan reports the mark's write to freed
+ * memory.  With it, the free waits for the release, so the hook gives up
+ * waiting after 300 ms and the release ends first.
+ */
+extern void (*udc_window_dir_put_last)(void *);
+
+static pthread_t race_putter;
+static atomic_bool race_armed, race_in_window, race_freed;
+
+static void race_window(void *obj)
+{
+	(void)obj;
+	if (!pthread_equal(pthread_self(), race_putter) || !atomic_exchange(&race_armed, false))
+		return;
+	atomic_store(&race_in_window, true);
+	for (int ms = 0; ms < 300 && !atomic_load(&race_freed); ms++)
+		usleep(1000);
+}
+
+static void *race_release(void *arg)
+{
+	struct udc_fill f;
+
+	/* Pins the idle object and releases it: the window opens. */
+	return (void *)(intptr_t)udc_dir_fill_begin(arg, 70, &f);
+}
+
+Test(concurrency_races, last_release_racing_the_reaper)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD);
+	struct udc_fill f;
+
+	/* An object with no entry, kept idle for its answer (complete), on
+	 * the reaper's idle list (a call's reaping batch put it there). */
+	cr_assert_eq(udc_dir_fill_begin(c, 70, &f), 0);
+	cr_assert_eq(udc_dir_complete(c, 70, &f), 0);
+	cr_assert_eq(udc_remove(c, TC_ROOT, "absent", 6), 0);   /* nothing cached: 0 */
+	udc_window_dir_put_last = race_window;
+	atomic_store(&race_armed, true);
+	cr_assert_eq(pthread_create(&race_putter, NULL, race_release, c), 0);
+	while (!atomic_load(&race_in_window))
+		usleep(1000);
+	udc_shrink(c, SIZE_MAX);   /* the reaper, under pressure: kills the idle object */
+	urcu_memb_barrier();       /* and its free has run, unless it waits for the release */
+	atomic_store(&race_freed, true);
+	void *r;
+	pthread_join(race_putter, &r);
+	udc_window_dir_put_last = NULL;
+	cr_assert_eq((intptr_t)r, 0);
+	udc_destroy(c);
+}
+#endif

@@ -17,10 +17,11 @@
  * them on the reaper's idle list), while one thread runs udc_shrink(),
  * whose reaper, under pressure, frees idle objects.  Every call must
  * return what the header documents (a completion whose object was freed
- * meanwhile: -ESTALE).  This program did not hit the window on this
- * 2-core machine (the put must be preempted between its two atomics for
- * a grace period, or, for TSan, not call again before the free); it
- * keeps the path under TSan and ASan in every run.
+ * meanwhile: -ESTALE).  Left to timing, the window is two atomics wide
+ * and this program did not hit it on a 2-core machine;
+ * concurrency_races/last_release_racing_the_reaper holds it open with a
+ * window hook and fails deterministically without the fix.  This one
+ * keeps the path under TSan and ASan with many threads.
  *
  * Locking: none of its own.  Ordering: stop is relaxed (a bound on the
  * run, nothing is published through it); the counters are relaxed sums.
