@@ -530,6 +530,16 @@ void shrink_after_forget(struct shrink *sh)
 		worker_start(sh);
 }
 
+/* Chores waiting that cost no more to see than a few loads (relaxed:
+ * estimates): the calls' trims, garbage and idle directories. */
+static bool chores_waiting(struct shrink *sh)
+{
+	if (atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0)
+		return true;
+	return !sh->reclaimer_running &&
+	       (dir_reap_due(sh->c) || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0);
+}
+
 /*
  * After every mutating call: the bound, and the chores.  A thread that
  * found no chore pending skips them for its next CHORES_STRIDE - 1 calls
@@ -541,16 +551,6 @@ void shrink_after_forget(struct shrink *sh)
  * ageing) wait for the thread's next round of chores, or another
  * thread's; a drop runs compaction itself (shrink_after_drop).
  */
-/* Chores waiting that cost no more to see than a few loads (relaxed:
- * estimates): the calls' trims, garbage and idle directories. */
-static bool chores_waiting(struct shrink *sh)
-{
-	if (atomic_load_explicit(&sh->trim_excess, memory_order_relaxed) > 0)
-		return true;
-	return !sh->reclaimer_running &&
-	       (dir_reap_due(sh->c) || atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0);
-}
-
 void shrink_after_call(struct shrink *sh)
 {
 	bool chores = tls_chores_skip == 0 || chores_waiting(sh);
