@@ -7,8 +7,10 @@
  * page are copied into a dense one by the engine's entry_move
  * (engine/evict.c), so that the page empties and goes back.
  *
- * When: compact_inline() runs at the end of every mutating call (with
- * reclaim_inline, and of udc_invalidate) and does a bounded batch
+ * When: compact_inline() runs at the end of mutating calls (with the
+ * other chores: reclaim.c's shrink_after_call, on one call in 8 of a
+ * thread that found nothing due), after every drop, and at the end of
+ * udc_invalidate; it does a bounded batch
  * (COMPACT_BATCH objects) when the entries fill less than 4/5 of the slab
  * bytes and more than compact_slack() is free (2 MiB, or 1/16 of a limit
  * under 32 MiB); only pages under half full
