@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 udc_cache *tc_create_limit(udc_ino root, const struct udc_backend *be, uint32_t flags, size_t limit)
 {
@@ -49,6 +50,15 @@ void tenv_fini(struct tenv *e)
 	e->c = NULL;
 	model_free(e->m);
 	e->m = NULL;
+}
+
+void tc_sleep_past_open_max(void)
+{
+	const long ms = TC_OPEN_MAX_MS + 100;
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L };
+
+	while (nanosleep(&ts, &ts) == EINTR)
+		;
 }
 
 struct udc_stats tc_stats(udc_cache *c)

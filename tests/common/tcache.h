@@ -49,6 +49,16 @@ void tenv_fini(struct tenv *e);
 /* The full statistics (size = sizeof(struct udc_stats)). */
 struct udc_stats tc_stats(udc_cache *c);
 
+/*
+ * A slab page open in another CPU's slot (the test thread moved) keeps
+ * what was added or requeued into it, unswept, until it fills or
+ * SWEEP_OPEN_MAX_MS (1 s, shrink/sweep.c) pass.  A test that counts
+ * what sweeps did sleeps past that (tc_sleep_past_open_max) and makes the
+ * sweeps run once more before it looks.
+ */
+#define TC_OPEN_MAX_MS 1000   /* SWEEP_OPEN_MAX_MS */
+void tc_sleep_past_open_max(void);
+
 static inline struct udc_attr tc_attr(udc_ino ino, uint32_t type, uint64_t cookie)
 {
 	struct udc_attr a = { .ino = ino, .type = type, .flags = 0, .cookie = cookie };

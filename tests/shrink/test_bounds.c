@@ -514,22 +514,12 @@ Test(bounds, a_victims_negatives_survive_an_anonymous_scanner, .timeout = 300)
  * names made with them are gone; and a longer stream takes them too (each
  * is requeued a bounded number of times: rotating ids free their tags).
  */
-/*
- * A page open in the other CPU's slot (the thread moved) keeps what was
- * added or requeued into it until it fills or SWEEP_OPEN_MAX_MS (1 s,
- * shrink/sweep.c) pass: seen in CI, 32 client negatives after the 24
- * rounds below, on a loaded machine.  So before it looks, the test waits
- * that long and runs one more round, whose sweeps take those pages too.
- */
-#define FAIR_OPEN_MAX_MS 1000   /* SWEEP_OPEN_MAX_MS */
-#define FAIR_SETTLE_MS (FAIR_OPEN_MAX_MS + 100)
-
+/* Before it looks, the test waits out the open pages of the other CPU's
+ * slot and runs one more round, whose sweeps take them too (seen in CI:
+ * 32 client negatives after the 24 rounds below, on a loaded machine). */
 static void fair_settle(udc_cache *c, struct prng *p, unsigned *next)
 {
-	struct timespec ts = { .tv_sec = FAIR_SETTLE_MS / 1000,
-			       .tv_nsec = FAIR_SETTLE_MS % 1000 * 1000000L };
-
-	nanosleep(&ts, NULL);
+	tc_sleep_past_open_max();
 	fair_scan_round(c, p, FAIR_ANONYMOUS, 1, 0, next);
 }
 
