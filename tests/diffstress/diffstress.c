@@ -27,8 +27,9 @@
  * paths through "..", symlinks and trailing slashes, and resolve unique
  * absent names so that the small memory limit keeps reclaim evicting.
  *
- * A check: an answer read between versions v0 and v1 (read before and
- * after the call) must equal the store's answer at one version in
+ * A check: an answer read between versions v0 and v1 (v0: the last
+ * version the cache was fully told of before the call; v1: the last one
+ * committed after it) must equal the store's answer at one version in
  * [v0, v1] (UDC_MISS from udc_lookup is always allowed), and a
  * positive's value must be its attr's own (every positive carries one
  * made from its ino and cookie, told with udc_add_value or given by the
@@ -41,8 +42,11 @@
  * backend from a mutation), which is how an embedder keeps the store and
  * the cache in step.
  * Ordering: store.version is written under the write lock and read with
- * acquire outside it only to bound a check's window; the check itself
- * reads the snapshots under the read lock.
+ * acquire outside it only to bound a check's window (its end); store.told,
+ * the version whose mutation has told the cache all of it, is stored with
+ * release at the end of the write section and read with acquire for the
+ * window's start; the check itself reads the snapshots under the read
+ * lock.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -95,6 +99,8 @@ static struct {
 	struct snap ring[RING];            /* ring[v % RING]: version v */
 	char what[RING][48];               /* what made version v (for reports) */
 	_Atomic uint64_t version;
+	_Atomic uint64_t told;             /* the last version whose mutation has told the
+	                                    * cache all of it (op_mutate's end) */
 	uint32_t next_ino;
 	struct object *obj;                /* by ino */
 } store;
@@ -463,6 +469,17 @@ static uint64_t version_now(void)
 	return atomic_load_explicit(&store.version, memory_order_acquire);
 }
 
+/* A check's window starts here, not at version_now(): a mutation commits
+ * its version before it tells the cache (under the write lock), so a call
+ * that begins in between may still get the previous answer, rightly.
+ * (With version_now() as the start, CI's run once reported the answer an
+ * exchange was replacing, read while the exchange was still being told.) */
+static uint64_t told_now(void)
+{
+	/* acquire: pairs with op_mutate's release */
+	return atomic_load_explicit(&store.told, memory_order_acquire);
+}
+
 /* ------------------------------------------------------------------ */
 /* the operations */
 
@@ -523,7 +540,7 @@ static void op_lookup(struct worker *w, bool resolve)
 	struct udc_attr a = { 0 };
 	unsigned char v[UDC_VALUE_MAX];
 	size_t vlen = sizeof(v);
-	uint64_t v0 = version_now();
+	uint64_t v0 = told_now();
 	int r = resolve ? udc_resolve_value(cache, dir, nm, len, &w->call, &a, v, &vlen, NULL)
 			: udc_lookup_value(cache, dir, nm, len, &a, v, &vlen);
 	uint64_t v1 = version_now();
@@ -573,7 +590,7 @@ static void op_walk(struct worker *w)
 	unsigned flags = below(&w->rng, 2) ? UDC_WALK_FOLLOW : 0;
 	udc_ino start = below(&w->rng, 2) ? ROOT : TOP_INO(below(&w->rng, NTOP));
 	struct udc_attr a = { 0 };
-	uint64_t v0 = version_now();
+	uint64_t v0 = told_now();
 	int r = udc_walk(cache, start, path, (size_t)n, flags, &w->call, &a);
 	uint64_t v1 = version_now();
 
@@ -811,6 +828,9 @@ static void op_mutate(struct worker *w)
 	case 12: mut_rmdir_mkdir(w); break;
 	default: mut_fill(w); break;
 	}
+	/* release: a check that reads told (acquire) sees the cache told */
+	atomic_store_explicit(&store.told, atomic_load_explicit(&store.version, memory_order_relaxed),
+			      memory_order_release);
 	pthread_rwlock_unlock(&store.lock);
 }
 
@@ -859,7 +879,7 @@ static void op_listing(struct worker *w)
 	pthread_rwlock_unlock(&store.lock);
 	if (!l.dir)
 		return;
-	uint64_t v0 = version_now();
+	uint64_t v0 = told_now();
 	do
 		r = udc_readdir(cache, l.dir, l.cookie, listing_note, &l);
 	while (r == 1);
