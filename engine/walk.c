@@ -84,7 +84,7 @@ struct walk {
 
 /* The header only: links[], answers[] and need_name are read below their
  * counts (nr_links, nr_answers, need_len), which start at 0.  Zeroing the
- * whole struct (1.3 KiB) was a sixth of a cached walk's instructions. */
+ * whole struct (1.3 KiB) was a quarter of a cached walk's instructions. */
 static void walk_init(struct walk *w, struct udc_cache *c, const struct udc_call *call,
 		      unsigned flags)
 {

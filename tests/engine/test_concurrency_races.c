@@ -840,13 +840,13 @@ Test(concurrency_races, embedder_registered_thread)
  */
 extern void (*udc_window_dir_put_last)(void *);
 
-static pthread_t race_putter;
+static __thread bool race_is_putter;   /* set by the releasing thread itself */
 static atomic_bool race_armed, race_in_window, race_freed;
 
 static void race_window(void *obj)
 {
 	(void)obj;
-	if (!pthread_equal(pthread_self(), race_putter) || !atomic_exchange(&race_armed, false))
+	if (!race_is_putter || !atomic_exchange(&race_armed, false))
 		return;
 	atomic_store(&race_in_window, true);
 	for (int ms = 0; ms < 300 && !atomic_load(&race_freed); ms++)
@@ -857,6 +857,7 @@ static void *race_release(void *arg)
 {
 	struct udc_fill f;
 
+	race_is_putter = true;
 	/* Pins the idle object and releases it: the window opens. */
 	return (void *)(intptr_t)udc_dir_fill_begin(arg, 70, &f);
 }
@@ -873,14 +874,15 @@ Test(concurrency_races, last_release_racing_the_reaper)
 	cr_assert_eq(udc_remove(c, TC_ROOT, "absent", 6), 0);   /* nothing cached: 0 */
 	udc_window_dir_put_last = race_window;
 	atomic_store(&race_armed, true);
-	cr_assert_eq(pthread_create(&race_putter, NULL, race_release, c), 0);
+	pthread_t putter;
+	cr_assert_eq(pthread_create(&putter, NULL, race_release, c), 0);
 	while (!atomic_load(&race_in_window))
 		usleep(1000);
 	udc_shrink(c, SIZE_MAX);   /* the reaper, under pressure: kills the idle object */
 	urcu_memb_barrier();       /* and its free has run, unless it waits for the release */
 	atomic_store(&race_freed, true);
 	void *r;
-	pthread_join(race_putter, &r);
+	pthread_join(putter, &r);
 	udc_window_dir_put_last = NULL;
 	cr_assert_eq((intptr_t)r, 0);
 	udc_destroy(c);

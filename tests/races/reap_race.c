@@ -46,7 +46,6 @@ static atomic_bool stop;
 static atomic_int failures;
 static atomic_ulong calls, stale, shrinks;
 static unsigned nr_dirs = 8;
-static unsigned pause_us;   /* --pause-us: idle between a worker's rounds */
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -91,10 +90,6 @@ static void *worker(void *arg)
 			fail("udc_remove", r);
 			break;
 		}
-		/* Idle between calls: what a call did to an object is then
-		 * ordered before its free (for TSan) only by the call itself. */
-		if (pause_us)
-			nanosleep(&(struct timespec){ .tv_nsec = (long)pause_us * 1000 }, NULL);
 	}
 	udc_thread_offline(cache);
 	return NULL;
@@ -125,18 +120,16 @@ int main(int argc, char **argv)
 			seconds = (unsigned)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--pause-us") && i + 1 < argc)
-			pause_us = (unsigned)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--dirs") && i + 1 < argc)
 			nr_dirs = (unsigned)strtoul(argv[++i], NULL, 0);
 		else {
-			fprintf(stderr, "usage: %s [--threads N] [--seconds N] [--seed N] [--dirs N] [--pause-us N]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds N] [--seed N] [--dirs N]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (!threads || threads > 256 || !nr_dirs || pause_us >= 1000000) {
-		fprintf(stderr, "reap_race: --threads 1..256, --dirs >= 1, --pause-us < 1000000\n");
+	if (!threads || threads > 256 || !nr_dirs) {
+		fprintf(stderr, "reap_race: --threads 1..256, --dirs >= 1\n");
 		return 2;
 	}
 	printf("reap_race: seed %" PRIu64 ", %u threads, %u dirs, %u s\n", seed, threads, nr_dirs,
