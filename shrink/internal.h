@@ -70,6 +70,9 @@ struct shrink {
 	uint32_t negative_max_age_ms;     /* immutable; UINT32_MAX: never */
 	bool no_thread;                   /* UDC_CFG_NO_RECLAIM_THREAD (immutable) */
 	bool reclaimer_running;           /* the reclaim thread: set at start, cleared at stop */
+	size_t open_reserve;              /* a page per probation class and slot, both
+	                                   * slabs (set by shrink_slab_config before any
+	                                   * call; reclaim_over) */
 	_Atomic unsigned neg_share;       /* negatives' share of the entries' bytes, %
 	                                   * (relaxed; written under lock) */
 	_Atomic int64_t client_probation[CLIENT_TAGS];  /* probationary negatives by tag

@@ -459,20 +459,40 @@ static size_t reclaim_low(size_t limit)
 	return limit > slack / 2 ? limit - slack / 2 : 0;
 }
 
+/*
+ * The throttle point, how far past the limit a call may leave bytes_used
+ * without waiting: half the slack, less what the calls in flight can add
+ * past it in whole pages (sh->open_reserve: a page per probation class and
+ * slot, the classes new entries go to), down to the limit itself.  Only a
+ * tiny cache is concerned: at 256 KiB the slack is four 4 KiB pages, and
+ * 16 threads that each passed the check at half the slack opened four
+ * more between them (1 run in 6 under load past limit + slack by up to
+ * 6.5 KB; tests/shrink/test_threads_memory.c); from 2 MiB up the slack
+ * is 84 KiB and more, and the point stays at its half.
+ */
+static size_t reclaim_over(const struct shrink *sh, size_t slack)
+{
+	size_t room = slack > sh->open_reserve ? slack - sh->open_reserve : 0;
+
+	return room < slack / 2 ? room : slack / 2;
+}
+
 /* The bound: eviction once @used passes the low watermark (see below). */
 static void reclaim_bound(struct shrink *sh, size_t used)
 {
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t slack = reclaim_slack(limit);
 	size_t low = reclaim_low(limit);
+	size_t over = reclaim_over(sh, slack);
 
 	/*
 	 * Three zones.  Past the low watermark (half a slack under the limit)
 	 * the thread is woken and evicts ahead of the clients; without the
 	 * thread the calls each evict a small batch instead (unless a pass
 	 * holds the lock: it works for them).  Past the limit, a call with
-	 * the thread evicts a batch too (it is falling behind).  Past half
-	 * the slack over the limit, the caller waits its turn, evicts, and
+	 * the thread evicts a batch too (it is falling behind).  Past the
+	 * throttle point (half the slack over the limit, or less in a tiny
+	 * cache: reclaim_over), the caller waits its turn, evicts, and
 	 * waits for the other paths' frees if that was not enough: the
 	 * clients that outrun reclaim are the ones throttled, and bytes_used
 	 * is within the bound when each call returns.
@@ -487,7 +507,7 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	/* (Throttled past a quarter of the slack instead, the trickle at 2
 	 * MiB with the thread had 199 calls over 1 ms in 3 s against 45, and
 	 * lost 13% of its rate: BENCHMARKS.md, issue 13, stop 16.) */
-	if (used <= limit + slack / 2) {
+	if (used <= limit + over) {
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
 		/* A call's share: small, and no more than a share of the slack. */
@@ -504,7 +524,7 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > limit; round++) {
 		reclaim_evict(sh, used - limit + slack / 4, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);
-		if (used <= limit + slack / 2)
+		if (used <= limit + over)
 			break;
 		frees_wait(sh);
 		used = reclaim_used(sh);

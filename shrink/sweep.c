@@ -354,6 +354,7 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
 	out->retained_max = retained;
 	out->page_shift = shift;
 	out->nr_cpus = cpus;
+	sh->open_reserve += ((size_t)cpus * n) << shift;   /* see reclaim_over */
 }
 
 /* ------------------------------------------------------------------ */

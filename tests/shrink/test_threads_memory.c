@@ -22,13 +22,12 @@
  *      (RSS now - RSS before) / (RSS after inserting - RSS before), <= 25%.
  *
  * (a), (c) and (b)'s bound FAIL on the code before issue 13's slab
- * changes.  (a) takes 80 s here (512 threads on 2 cores) and (b)'s bound
- * at 256 KiB still fails in the ASan build (below): they are skipped
- * unless enabled (the 2 MiB bound always runs):
+ * changes.  (a) takes 80 s here (512 threads on 2 cores): it is skipped
+ * unless enabled:
  * build with -DUDC_TARGET_TESTS=ON (the executable is then compiled with
  * UDC_TARGET_TESTS=1) or run with the environment variable
  * UDC_TARGET_TESTS=1; udc-stress's threads workload measures (a) in CI's
- * smoke runs.  (b)'s answers and (c) always run.
+ * smoke runs.  (b) and (c) always run.
  *
  * Nothing here depends on timing: the bounds are checked after calls, the
  * sampler only adds samples, and (c) polls for at most 2 s but passes as
@@ -500,12 +499,13 @@ Test(threads_memory, small_limit_answers_256k, .timeout = 300)
  * sweeps promoting every entry while 13 threads waited) until a sweep's
  * flush stopped locking the allocators' slots while its frees were held;
  * since, 1.020-1.023 x in 21 runs of 21 (ASan and release, some with two
- * busy loops beside).  256 KiB is still a target (gated): its slack is
- * 16 KiB, four of its 4 KiB pages, and the threads that are inside a call
- * past the throttle check each may open a page: under ASan one sample past
- * the bound by 608 bytes (1.072 x) in 4 runs of 6.  (Throttling past a
- * quarter of the slack made it 1 run of 14, but cost the trickle at 2 MiB
- * four times the calls over 1 ms: BENCHMARKS.md, issue 13, stop 16.)
+ * busy loops beside).  256 KiB was gated until stop 22: its slack is 16
+ * KiB, four of its 4 KiB pages, and the threads that had passed the
+ * throttle check at half the slack opened pages between them: under ASan
+ * with a busy loop beside, past the bound in 2 runs of 12, by up to 6.5
+ * KB (1.095 x).  The throttle point now leaves room for a page per
+ * probation class (shrink/reclaim.c, reclaim_over): 1.006-1.037 x in 12
+ * runs of 12 in the same conditions.
  */
 Test(threads_memory, small_limit_bound_2m, .timeout = 600)
 {
@@ -514,7 +514,6 @@ Test(threads_memory, small_limit_bound_2m, .timeout = 600)
 
 Test(threads_memory, small_limit_bound_256k, .timeout = 600)
 {
-	TARGET_GATE("(b) 256 KiB, 16 threads within limit + slack");
 	small_limit((size_t)256 << 10, SMALL_BOUND_THREADS, SMALL_BOUND_CALLS, true);
 }
 
