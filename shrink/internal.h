@@ -88,6 +88,9 @@ struct shrink {
 	/* --- one pass at a time: what follows is protected by lock
 	 * unless it says otherwise --- */
 	struct udc_mutex lock;
+	atomic_uint lock_waiters;         /* throttled calls waiting for lock: the
+	                                   * background passes let them in (reclaim.c,
+	                                   * background_lock; relaxed: a hint) */
 	_Atomic size_t compact_mark_live;  /* entry bytes when compaction last ran dry, */
 	_Atomic size_t compact_mark_pages; /* and the slab bytes then; 0: not backed off
 	                                    * (atomics: read off the lock as a hint) */
@@ -151,8 +154,9 @@ int sweep_limit_changed(struct shrink *sh, size_t limit);
 size_t sweep_ghosts_growth(struct shrink *sh);
 void sweep_ghosts_grow(struct shrink *sh, size_t room);
 /* Sweep until about @bytes of entries are evicted, lock held: the slot
- * bytes evicted. */
-size_t sweep_reclaim(struct shrink *sh, size_t bytes);
+ * bytes evicted.  Past @enough of them (the reclaim thread's; @bytes
+ * otherwise), the sweep ends early if a throttled call waits for the lock. */
+size_t sweep_reclaim(struct shrink *sh, size_t bytes, size_t enough);
 /* Retire both slabs' open pages stamped at most @stamp_max (UINT64_MAX:
  * all): sweeps and compaction reach them then. */
 void open_release(struct udc_cache *c, uint64_t stamp_max);

@@ -652,7 +652,7 @@ static unsigned sweep_order(struct shrink *sh, enum entry_kind kind[4], bool mai
 	return n;
 }
 
-size_t sweep_reclaim(struct shrink *sh, size_t bytes)
+size_t sweep_reclaim(struct shrink *sh, size_t bytes, size_t enough)
 {
 	lock_assert_held(&sh->lock);
 	struct udc_cache *c = sh->c;
@@ -671,6 +671,13 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes)
 	bool opened = false, waited = false;
 	unsigned nq = 0;
 	for (int64_t step = 0; sp.evicted < bytes && step < steps; step++) {
+		/* The reclaim thread's batch ends early for a throttled call
+		 * waiting for the lock (relaxed: a hint) once it has the
+		 * room the call needs: what it evicted lands, and the call
+		 * goes next (reclaim.c, background_lock). */
+		if (sp.evicted && sp.evicted >= enough &&
+		    atomic_load_explicit(&sh->lock_waiters, memory_order_relaxed) > 0)
+			break;
 		if (step % 16 == 0)   /* the shares move as pages go: look again */
 			nq = sweep_order(sh, kind, main);
 		unsigned i = 0;
