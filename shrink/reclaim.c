@@ -26,7 +26,10 @@
  *   shrink_lock serialises passes (inline reclaim only tries it, and waits
  *   for another thread's pass only when the overshoot nears the slack).
  *   The reclaim thread holds it for one batch at a time (RECLAIM_THREAD_BYTES
- *   of eviction, an ageing batch or a compaction batch).  thread_lock
+ *   of eviction, an ageing batch or a compaction batch).  A throttled call
+ *   counts itself in lock_waiters while it waits: the thread's eviction
+ *   batch then ends once it has made the call's room (sweep_reclaim), and
+ *   its next batch of any kind lets the call in first (background_lock).  thread_lock
  *   protects thread_stop and is never held with another lock.
  *   entry_frees_wait() (which waits for call_rcu callbacks) and
  *   synchronize_rcu() (slab_hold_end) are called with shrink_lock held: no
@@ -52,6 +55,8 @@
  *   callbacks (frees, pages given back) it took the callers' CPUs too.
  *
  * Ordering:
+ *   lock_waiters is relaxed: a hint that only shortens or delays a
+ *   background batch; the lock orders what the batches touch.
  *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
  *   space ageing batches and trims.  worker_busy: worker_main's release
  *   store of false pairs with worker_start's acquire load, so the join
