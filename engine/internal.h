@@ -856,6 +856,9 @@ void dir_forget(struct udc_cache *c, udc_ino ino, int why);
  * answers for it are stale, and the stripe is touched (udc_add_listed). */
 void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t hash,
 				const struct name_key *k);
+/* The same without the touch: a listing's own answer (udc_add_listed) is
+ * no change of the store, and the fills must not be refused for it. */
+void inflight_answers_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
 struct inflight *inflight_find_locked(struct stripe *s, uint64_t hash, const struct name_key *k);
 bool attr_valid(const struct udc_attr *attr);   /* ino set, known type, flags 0 */
 /* ---- engine/resolve.c ---- */

@@ -65,12 +65,21 @@ static bool inflight_is(const struct inflight *ph, uint64_t hash, const struct n
 	       memcmp(ph->name, k->name, k->len) == 0;
 }
 
-void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t hash,
-				 const struct name_key *k)
+void inflight_answers_stale_locked(struct stripe *s, uint64_t hash, const struct name_key *k)
 {
 	lock_assert_held(&s->lock);
 	struct inflight *ph;
 
+	cds_list_for_each_entry(ph, &s->inflight, link) {
+		if (inflight_is(ph, hash, k))
+			ph->stale = true;
+	}
+}
+
+void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t hash,
+				 const struct name_key *k)
+{
+	lock_assert_held(&s->lock);
 	/* A fill begun before now must not cache a listing's answer for
 	 * this name (udc_add_listed).  relaxed: a fill that began before
 	 * this mutation happened before it through the embedder's own
@@ -78,11 +87,7 @@ void inflight_mark_stale_locked(struct udc_cache *c, struct stripe *s, uint64_t 
 	 * touched is read under this stripe lock only. */
 	atomic_store_explicit(&s->touched, atomic_load_explicit(&c->fill_clock, memory_order_relaxed),
 			      memory_order_relaxed);
-
-	cds_list_for_each_entry(ph, &s->inflight, link) {
-		if (inflight_is(ph, hash, k))
-			ph->stale = true;
-	}
+	inflight_answers_stale_locked(s, hash, k);
 }
 
 void inflight_mark_all_stale(struct udc_cache *c)
@@ -463,7 +468,15 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 			if (!name_known_locked(c, op.hash, &op.k))
 				dir_drop_note(op.d);
 		} else {
-			inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
+			/* A listing's answer changes nothing in the store:
+			 * the stripe stays untouched for the fills (touched by
+			 * it, the fill refused the next of its names on the
+			 * stripe, and a listing of a few dozen names never
+			 * completed). */
+			if (fill)
+				inflight_answers_stale_locked(op.s, op.hash, &op.k);
+			else
+				inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
 			op_publish_locked(c, &op, e);
 			if (child)
 				dir_learn(c, child, op.d, attr->cookie);
