@@ -618,11 +618,14 @@ UDC_API int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *f
  * was told meanwhile (another request unlinked a name after the listing
  * was read and before it is cached): udc_add() would put the unlinked
  * name back.  This call caches the answer only if no mutation of @name
- * (udc_add*, udc_remove, udc_rename, udc_invalidate, udc_rmdir of it) and
- * no udc_invalidate_dir()/udc_rmdir() of @dir ran since udc_dir_fill_begin();
- * otherwise the cache keeps what those told it.  Names share the record
- * of such changes by stripes, so a change of another name of the same
- * stripe may refuse it too (rarely: never a wrong answer).
+ * (udc_add, udc_add_value, udc_add_negative*, udc_remove, udc_rename,
+ * udc_exchange, udc_invalidate, udc_rmdir of it) and no
+ * udc_invalidate_dir()/udc_rmdir() of @dir ran since udc_dir_fill_begin();
+ * otherwise the cache keeps what those told it.  A listing's own answers
+ * (udc_add_listed, of this fill or another) are no mutation.  Names
+ * share the record of such changes by stripes, so a change of another
+ * name of the same stripe may refuse it too (rarely: never a wrong
+ * answer).
  * Return: 0 (cached), -ESTALE (not cached: changed since @fill began; if
  * the cache then holds no answer for @name, udc_dir_complete() of this
  * fill fails too, as the name may exist), -EINVAL (as udc_add_value(),
