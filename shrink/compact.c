@@ -26,7 +26,8 @@
  *
  * Locking:
  *   sh->lock serialises compaction with reclaim passes (inline: only
- *   tried, never waited for); it protects compact_mark_* and
+ *   tried, never waited for; the thread's batches let throttled calls
+ *   take it first, background_lock); it protects compact_mark_* and
  *   compact_cursor.  slab_compact() holds no slab lock across the
  *   callback (entry_move, which takes the engine's locks).
  *
@@ -118,7 +119,7 @@ static bool compact_step(struct shrink *sh, bool wait)
 	if (!compact_due(sh))   /* racy read of the marks: a heuristic */
 		return false;
 	if (wait)
-		udc_mutex_lock(&sh->lock);
+		background_lock(sh);   /* the thread's batch: throttled calls first */
 	else if (udc_mutex_trylock(&sh->lock))
 		return false;   /* a pass is running: it is at it */
 	if (compact_due(sh)) {

@@ -173,6 +173,11 @@ bool sweep_garbage(struct shrink *sh, size_t budget);
  * most @budget work units, lock held: true if more remains. */
 bool sweep_trim(struct shrink *sh, size_t budget);
 
+/* ---- shrink/reclaim.c ---- */
+/* shrink_lock for a background batch (the reclaim thread's, the
+ * worker's): throttled calls waiting for it go first (lock_waiters). */
+void background_lock(struct shrink *sh);
+
 /* ---- shrink/compact.c: when to move entries out of sparse pages ---- */
 /* A bounded batch if worth it, or nothing if another thread is at it. */
 void compact_inline(struct shrink *sh);

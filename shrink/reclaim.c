@@ -110,7 +110,7 @@ static void reclaimer_kick(struct shrink *sh);   /* wake the thread for a pass *
  * the thread takes its turn (with many throttled callers there is always
  * one waiting, and they evict too).
  */
-static void background_lock(struct shrink *sh)
+void background_lock(struct shrink *sh)
 {
 	/* relaxed: a hint (see lock_waiters) */
 	if (atomic_load_explicit(&sh->lock_waiters, memory_order_relaxed) > 0) {
@@ -566,8 +566,8 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	 * thread, a throttled call at 2 MiB evicted 60 KB after its wait,
 	 * over 1 ms in all, where the thread had brought it under the
 	 * throttle point already.) */
-	size_t floor = sh->reclaimer_running ? limit + over : limit;
-	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > floor; round++) {
+	size_t evict_past = sh->reclaimer_running ? limit + over : limit;
+	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > evict_past; round++) {
 		reclaim_evict(sh, used - limit + slack / 4, used - limit + slack / 4,
 			      UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);
