@@ -359,8 +359,11 @@ static void pages_trim(struct shrink *sh)
  * udc_probe_reclaim).  Landed by slab_hold: two grace periods of our own
  * (~0.1 ms), not liburcu's call_rcu thread, which sleeps 10 ms between
  * batches.  So a pass sees what the last one did in bytes_used: nothing is
- * evicted twice, and no caller waits for call_rcu's queue unless other
- * paths' frees (unlinks, replaced entries) are what keeps bytes_used up.
+ * evicted twice.  Other paths' frees (unlinks, replaced entries) that
+ * wait in the slab's cpu slots for a batch to fill land with the pass too
+ * (slab_rcu_flush_own, from entry_free_flush at the pass's end): a few of
+ * them had pinned pages the pass emptied, and no caller waits for
+ * call_rcu's queue unless those already queued keep bytes_used up.
  * (Passes whose frees went through call_rcu, counted as in flight until
  * bytes_used fell, made a throttled call wait 20 ms for that queue about
  * once in 3,000 calls of a trickle at 2 MiB, and let the frees of many

@@ -31,7 +31,9 @@
  *   cpu->lock (the slot's pages' local side, its batch) -> cls->lock (page
  *   lists, non-OPEN pages) -> retained_lock.  A slot lock is held for a
  *   pop, or across a refill (which may call jemalloc), never across a
- *   callback into the owner, synchronize_rcu or call_rcu.
+ *   callback into the owner, synchronize_rcu or call_rcu.  A held pass
+ *   takes the slots' batches with a trylock only (slab_rcu_flush_own: the
+ *   reclaimer holds shrink_lock, and an allocator may wait for it).
  *
  * Ordering:
  *   (a) Remote push is a release CAS; the collector's exchange is acquire
@@ -532,8 +534,20 @@ void slab_rcu_flush(struct slab *s)
 
 void slab_rcu_flush_own(struct slab *s)
 {
-	if (!tls_holding)
+	if (!tls_holding) {
 		slab_rcu_flush(s);
+		return;
+	}
+	/* Held: the slots' batches whose lock is free join the hold too. */
+	for (unsigned i = 0; i < s->nr_cpus; i++) {
+		struct slab_cpu *sc = &s->cpus[i];
+		if (udc_mutex_trylock(&sc->lock))
+			continue;   /* an allocator has it: never wait for it */
+		struct slab_batch *b = batch_take_locked(sc);
+		cpu_unlock(sc);
+		if (b)
+			batch_queue(b);
+	}
 }
 
 void slab_hold_begin(void)

@@ -143,11 +143,15 @@ void slab_free_rcu(struct slab *s, void *obj);
 /* Hand every slot's pending slab_free_rcu() batch to call_rcu(). */
 void slab_rcu_flush(struct slab *s);
 /* The same after a sweep or a compaction batch, for the frees this thread
- * made: nothing while they are held (slab_hold_begin: they are on this
- * thread's chain and land at slab_hold_end).  Held, the slots' batches are
- * other threads' frees, and locking every slot (the allocators' lock) for
- * them cost the reclaim thread ~3,000 sleeps a second with shrink_lock
- * held in a trickle at 2 MiB (one slot), a throttled caller waiting. */
+ * made.  While they are held (slab_hold_begin: they are on this thread's
+ * chain and land at slab_hold_end), the slots' batches, other paths' frees
+ * (unlinks, replaced entries), join the hold too, but only from the slots
+ * whose lock is free (a trylock): locking every slot (the allocators'
+ * lock) cost the reclaim thread ~3,000 sleeps a second with shrink_lock
+ * held in a trickle at 2 MiB (one slot), a throttled caller waiting.
+ * Left in its slot, such a batch waited for 62 frees to fill it, and its
+ * few objects pinned pages the pass had otherwise emptied (10-15% of a
+ * replay's bytes at 10% of its footprint). */
 void slab_rcu_flush_own(struct slab *s);
 
 /*

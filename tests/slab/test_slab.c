@@ -569,6 +569,42 @@ Test(slab, held_frees_land_at_hold_end)
 	rcu_unregister_thread();
 }
 
+/*
+ * A free made outside a hold (an unlink, a replaced entry) waits in its cpu
+ * slot's batch until 62 more fill it.  A held pass (a reclaim pass) takes
+ * that batch too when it flushes its own (slab_rcu_flush_own), so that the
+ * page the one free pinned comes back with the pass's: before, the
+ * probation pages of a replay at 10% of its footprint sat at 0-10% live,
+ * their last objects in such batches, 10-15% of the cache's bytes.
+ */
+Test(slab, a_held_flush_takes_the_slots_batches)
+{
+	enum {
+		N = 400
+	};
+	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
+
+	rcu_register_thread();
+	struct slab *s = mk(0);
+	for (uint64_t k = 0; k < N; k++)
+		table_add(s, &t, k, 0);
+	slab_release_open(s, UINT64_MAX);
+	table_del(s, &t, 0);   /* not held: into the slot's batch, which one free does not fill */
+	slab_hold_begin();
+	for (uint64_t k = 1; k < N; k++)
+		table_del(s, &t, k);
+	slab_rcu_flush_own(s);
+	slab_hold_end();
+	struct slab_stats after;
+	slab_stats(s, &after);
+	cr_assert_eq(after.objects, 0, "%llu objects still waiting after the held pass",
+		     (unsigned long long)after.objects);
+	cr_assert_eq(after.cls[0].pages, 0, "%llu pages pinned", (unsigned long long)after.cls[0].pages);
+	free(t.slot);
+	done(s);
+	rcu_unregister_thread();
+}
+
 /* ------------------------------------------------------------------ */
 
 enum {
