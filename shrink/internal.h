@@ -115,8 +115,9 @@ struct shrink {
 	                                   * bound, not trimmed yet (an estimate; added
 	                                   * to off the lock) */
 	struct sweep_cursor trim_cursor;  /* the trim's, over the negatives */
-	uint64_t adapt_ms;                /* neg_share's last adaptation */
-	uint64_t adapt_last[4];           /* the counters then: hits and refaults by kind */
+	uint64_t adapt_ghosted[2];        /* slot bytes evicted with a ghost since neg_share's
+	                                   * last move, by kind */
+	uint64_t adapt_last[2];           /* the refault counters then, by kind */
 
 	/* --- the tables' resizes: one at a time, off lock (seconds, for
 	 * tables of millions of buckets) --- */

@@ -23,8 +23,9 @@
  *     goes back whole after the grace period.  Requeued copies count with
  *     the promoted ones against the in-flight bound (PROMOTE_INFLIGHT_DIV);
  *     a copy that finds no room is evicted instead.
- *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted; stale ->
- *     dropped.  The page becomes the newest of its class; if it is sparse,
+ *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted, a ghost
+ *     left (ARC's second ghost list, in the same table); stale -> dropped.
+ *     The page becomes the newest of its class; if it is sparse,
  *     compaction (compact.c) moves its survivors and gives it back.
  * Readers only ever raise hits (lookup.c); only the sweeper lowers it
  * (entry_hit_spend).
@@ -32,8 +33,10 @@
  * What to sweep (S3-FIFO's rule, per kind): probation while it holds more
  * than PROBATION_SHARE of the kind's pages, else main; negatives first
  * while their pages pass sh->neg_share percent of all entry pages, else
- * positives.  neg_share adapts every ADAPT_MS within [NEG_SHARE_MIN,
- * NEG_SHARE_MAX] to which kind earns more hits and refaults per byte.
+ * positives.  neg_share adapts within [NEG_SHARE_MIN, NEG_SHARE_MAX] to
+ * the kind whose evictions refault more per byte (the marginal hit rate),
+ * a point each time reclaim has evicted 1/ADAPT_TURNOVER_DIV of the limit
+ * (adapt_share).
  *
  * Ghosts: a table of 16-bit fingerprints indexed by the name hash, about
  * one slot per entry the cache holds when evictions run (so it remembers
@@ -88,7 +91,13 @@
 #define NEG_SHARE_INIT 20             /* % of entry pages for negatives (FreeBSD's cap) */
 #define NEG_SHARE_MIN 5
 #define NEG_SHARE_MAX 60
-#define ADAPT_MS 200
+/* neg_share moves a point (or not) each time evictions reach this
+ * fraction of the limit: at the pace the cache turns over, whatever the
+ * clock says.  Every 200 ms, a replay of perl-modules x618 at a quarter of
+ * its footprint (2-3 s a pass, 2.6 turnovers) adapted 3 times in all and
+ * kept negatives at 19-20% of the pages (issue 14, choice). */
+#define ADAPT_TURNOVER_DIV 32
+#define ADAPT_EVENTS_MIN 64           /* refaults a window needs to be read */
 /* Promoted copies are allocated now and their old slots freed a grace
  * period later: past 1/PROMOTE_INFLIGHT_DIV of the slack of them, the
  * sweep waits for it, so that promotions never push bytes_used past the
@@ -367,6 +376,7 @@ struct sweep_pass {
 	size_t evicted;     /* slot bytes */
 	size_t nr_evicted;  /* entries */
 	size_t promoted;    /* slot bytes copied (promoted or requeued) and not yet waited for */
+	size_t ghosted[2];  /* slot bytes evicted with a ghost, by kind: not yet in sh->adapt_ghosted */
 	struct fair_share fair;   /* the fair shares of probation, this batch's */
 	int mode;           /* enum udc_probe_sweep; AGE: evictions count as aged */
 };
@@ -391,8 +401,10 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 		stat_add(cache_stats(c), aged, 1);
 	UDC_PROBE(evict, aged && why != UDC_PROBE_EVICT_STALE ? UDC_PROBE_EVICT_AGED : why,
 		  (int)kind, slot, key->dir, key->name, key->len);
-	if (ghost)
+	if (ghost) {
 		ghost_put(sp->sh, key->hash);
+		sp->ghosted[kind] += slot;
+	}
 	sp->evicted += slot;
 	sp->nr_evicted++;
 	return true;
@@ -490,7 +502,7 @@ static void visit_main(void *arg, void *obj)
 	if (!stale && entry_hit_spend(e))
 		return;   /* hit since the last visit: kept, one hit spent */
 	if (entry_key_copy(sp->c, e, &key))
-		evict_entry(sp, e, &key, false,
+		evict_entry(sp, e, &key, !stale,
 			    stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_MAIN);
 }
 
@@ -581,29 +593,43 @@ static size_t queue_bytes(struct udc_cache *c, enum entry_kind kind, bool main)
 	return b;
 }
 
-/* Move neg_share towards the kind that earns more per byte. */
-static void adapt_share(struct shrink *sh, const size_t bytes[2][2])
+/* The pass's evictions with a ghost, counted for adapt_share. */
+static void adapt_note(struct sweep_pass *sp)
 {
-	uint64_t now = slab_now_ms();
+	for (unsigned k = 0; k < 2; k++) {
+		sp->sh->adapt_ghosted[k] += sp->ghosted[k];
+		sp->ghosted[k] = 0;
+	}
+}
 
-	if (now - sh->adapt_ms < ADAPT_MS)
+/* Move neg_share a point towards the kind whose evictions refaulted more
+ * per byte, once the evictions since the last move reached their share
+ * of the limit and refaulted often enough to tell (sh->lock held). */
+static void adapt_share(struct shrink *sh)
+{
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+	uint64_t *g = sh->adapt_ghosted;
+
+	if (g[0] + g[1] < limit / ADAPT_TURNOVER_DIV)
 		return;
-	sh->adapt_ms = now;
 	struct thread_stats t;
 	stats_sum(sh->c, &t);
 #define G(name) atomic_load_explicit(&t.name, memory_order_relaxed)
-	uint64_t cur[4] = { G(hits_negative), G(hits_positive), G(refaults_neg), G(refaults_pos) };
+	uint64_t cur[2] = { G(refaults_neg), G(refaults_pos) };
 #undef G
-	/* A refault is a miss the cache could have answered: it weighs more than a hit. */
-	double earn_neg = (double)(cur[0] - sh->adapt_last[0]) + 8.0 * (double)(cur[2] - sh->adapt_last[2]);
-	double earn_pos = (double)(cur[1] - sh->adapt_last[1]) + 8.0 * (double)(cur[3] - sh->adapt_last[3]);
+	uint64_t rf_neg = cur[0] - sh->adapt_last[0], rf_pos = cur[1] - sh->adapt_last[1];
+	if (rf_neg + rf_pos < ADAPT_EVENTS_MIN)
+		return;   /* too few to tell: the window goes on */
 	memcpy(sh->adapt_last, cur, sizeof(cur));
-	double b_neg = (double)(bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1]) + 1;
-	double b_pos = (double)(bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1]) + 1;
+	/* A refault is an eviction that was a mistake: the kind whose
+	 * evictions were mistaken more often per byte gets the point. */
+	double m_neg = (double)rf_neg / ((double)g[ENT_NEGATIVE] + 4096);
+	double m_pos = (double)rf_pos / ((double)g[ENT_POSITIVE] + 4096);
+	g[0] = g[1] = 0;
 	unsigned share = atomic_load_explicit(&sh->neg_share, memory_order_relaxed);
-	if (earn_neg / b_neg > 1.25 * earn_pos / b_pos && share < NEG_SHARE_MAX)
+	if (m_neg > 1.25 * m_pos && share < NEG_SHARE_MAX)
 		share++;
-	else if (earn_pos / b_pos > 1.25 * earn_neg / b_neg && share > NEG_SHARE_MIN)
+	else if (m_pos > 1.25 * m_neg && share > NEG_SHARE_MIN)
 		share--;
 	/* relaxed: read by admit_client as a heuristic */
 	atomic_store_explicit(&sh->neg_share, share, memory_order_relaxed);
@@ -621,15 +647,17 @@ static void adapt_share(struct shrink *sh, const size_t bytes[2][2])
  * instead of 0.6 M: negatives held 70-85% of the entries at a share of
  * 5-10% (BENCHMARKS.md, issue 14, stop 15).
  */
-static unsigned sweep_order(struct shrink *sh, enum entry_kind kind[4], bool main[4])
+static unsigned sweep_order(struct sweep_pass *sp, enum entry_kind kind[4], bool main[4])
 {
+	struct shrink *sh = sp->sh;
 	unsigned n = 0;
 	size_t bytes[2][2];
 
 	for (unsigned k = 0; k < 2; k++)
 		for (unsigned q = 0; q < 2; q++)
 			bytes[k][q] = queue_bytes(sh->c, (enum entry_kind)k, q);
-	adapt_share(sh, bytes);
+	adapt_note(sp);
+	adapt_share(sh);
 	size_t neg = bytes[ENT_NEGATIVE][0] + bytes[ENT_NEGATIVE][1];
 	size_t all = neg + bytes[ENT_POSITIVE][0] + bytes[ENT_POSITIVE][1];
 	unsigned share = atomic_load_explicit(&sh->neg_share, memory_order_relaxed);
@@ -679,7 +707,7 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes, size_t enough)
 		    atomic_load_explicit(&sh->lock_waiters, memory_order_relaxed) > 0)
 			break;
 		if (step % 16 == 0)   /* the shares move as pages go: look again */
-			nq = sweep_order(sh, kind, main);
+			nq = sweep_order(&sp, kind, main);
 		unsigned i = 0;
 		while (i < nq && empty[kind[i]][main[i]])
 			i++;
@@ -711,11 +739,12 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes, size_t enough)
 			waited = true;
 			if (!slab_hold_flush())
 				entry_frees_wait(c);
-			nq = sweep_order(sh, kind, main);
+			nq = sweep_order(&sp, kind, main);
 			continue;
 		}
 		empty[kind[i]][main[i]] = true;
 	}
+	adapt_note(&sp);
 	entry_free_flush(c);
 	return sp.evicted;
 }

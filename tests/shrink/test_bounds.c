@@ -19,6 +19,7 @@
 
 #include "common/prng.h"
 #include "common/tcache.h"
+#include "common/theld.h"
 #include "engine/internal.h"   /* engine_check */
 #include "shrink/internal.h"   /* the policy's lock */
 
@@ -395,18 +396,6 @@ Test(bounds, a_client_whose_id_collides_keeps_its_own_share)
 
 enum fair_ids { FAIR_DISTINCT, FAIR_ROTATE, FAIR_ANONYMOUS };
 
-/* Is (dir, name) held, without counting a hit (udc_lookup would)?  The
- * thread is registered with RCU by its earlier calls. */
-static bool fair_held(udc_cache *c, udc_ino dir, const char *nm, size_t len)
-{
-	const struct name_key k = { .dir = dir, .name = nm, .len = len };
-
-	rcu_read_lock();
-	bool found = entry_find_rcu(c, hash_name(&c->key, dir, nm, len), &k) != NULL;
-	rcu_read_unlock();
-	return found;
-}
-
 /* The victim's pass: its hits; its misses added again. */
 static unsigned fair_victim_pass(udc_cache *c)
 {
@@ -449,8 +438,7 @@ static void fair_scan_round(udc_cache *c, struct prng *p, enum fair_ids ids, uns
  * each on 2 cores) the victim once kept 1,536 of its 5,000 names at its
  * second look and all of them from its third (ratio 0.861 over passes
  * 1-5); the pacing that varies with time (open pages retired after
- * SWEEP_OPEN_MAX_MS, the negatives' share moved every ADAPT_MS of
- * reclaim) makes earning take one look more there. */
+ * SWEEP_OPEN_MAX_MS) makes earning take one look more there. */
 static double fair_scenario(const char *what, enum fair_ids ids, unsigned scanners, unsigned rotate,
 			    unsigned warmup)
 {
@@ -543,9 +531,9 @@ Test(bounds, an_anonymous_scanner_is_evicted_before_a_client, .timeout = 300)
 	unsigned victim = 0, early = 0;
 	for (unsigned i = 0; i < FAIR_VICTIM; i++) {   /* udc_lookup would hit them: peek */
 		int len = snprintf(nm, sizeof(nm), "victim-%u", i);
-		victim += fair_held(c, 10 + i % 5, nm, (size_t)len);
+		victim += tc_held(c, 10 + i % 5, nm, (size_t)len);
 		len = snprintf(nm, sizeof(nm), "early-%u", i);
-		early += fair_held(c, 15, nm, (size_t)len);
+		early += tc_held(c, 15, nm, (size_t)len);
 	}
 	fprintf(stderr, "anonymous first: %u of %u client negatives kept, %u anonymous\n", victim,
 		FAIR_VICTIM, early);
@@ -564,7 +552,7 @@ Test(bounds, an_anonymous_scanner_is_evicted_before_a_client, .timeout = 300)
 		victim = 0;
 		for (unsigned i = 0; i < FAIR_VICTIM; i++) {
 			int len = snprintf(nm, sizeof(nm), "victim-%u", i);
-			victim += fair_held(c, 10 + i % 5, nm, (size_t)len);
+			victim += tc_held(c, 10 + i % 5, nm, (size_t)len);
 		}
 		fprintf(stderr, "after %u more rounds: %u client negatives kept\n", rounds, victim);
 	} while (victim && rounds < 240);
