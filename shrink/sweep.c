@@ -105,8 +105,15 @@
  * limit when its first sweep found every entry hit). */
 #define PROMOTE_INFLIGHT_DIV 4
 /* Times an unhit client negative may be requeued in probation (its fair
- * share's second chance) before it is evicted like any other. */
+ * share's second chance) before it is evicted like any other; a client
+ * that has earned its place, while clients that have not (or anonymous
+ * ones) have negatives in probation to go first, up to REQUEUE_MAX_BEHIND
+ * times.  Eight requeues were not enough against an anonymous scanner at
+ * 0.9 M misses/s: it turned probation over about every 100 ms, so a
+ * victim's name lived 0.9 s there, against its period of 1 s, and the
+ * victim kept 28-83% of its set (BENCHMARKS.md, issue 14, stop 23). */
 #define REQUEUE_MAX 8
+#define REQUEUE_MAX_BEHIND 64
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
 #define GHOST_MAX_SLOTS (1u << 24)
@@ -448,13 +455,15 @@ static bool requeue_due(const struct sweep_pass *sp, const struct udc_entry *e)
 	if (sp->mode != UDC_PROBE_SWEEP_RECLAIM || entry_kind_of(e) != ENT_NEGATIVE)
 		return false;
 	uint8_t tag = entry_client_tag(e);
-	if (!tag || entry_requeues(e) >= REQUEUE_MAX)
+	if (!tag)
 		return false;
+	unsigned requeues = entry_requeues(e);
 	const struct fair_share *f = &sp->fair;
 	int64_t n = admit_probation(sp->sh, tag);
 	if (admit_earned(sp->sh, tag))   /* behind the others, then its fair share */
-		return f->has[0] || n < f->share[1];
-	return !f->has[1] && n < f->share[0];
+		return (f->has[0] && requeues < REQUEUE_MAX_BEHIND) ||
+		       (n < f->share[1] && requeues < REQUEUE_MAX);
+	return requeues < REQUEUE_MAX && !f->has[1] && n < f->share[0];
 }
 
 static void visit_probation(void *arg, void *obj)
