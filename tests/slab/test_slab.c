@@ -421,6 +421,21 @@ static void table_del(struct slab *s, struct table *t, uint64_t key)
 	slab_free_rcu(s, o);
 }
 
+/* A slab (no retained pages) and a table of @n objects, keys 0..n-1, their
+ * pages retired from the slot (partial: sweepable, never refilled). */
+static struct slab *mk_filled(struct table *t, size_t n)
+{
+	struct slab *s = mk(0);
+
+	t->n = n;
+	t->slot = calloc(n, sizeof(void *));
+	cr_assert_not_null(t->slot);
+	for (uint64_t k = 0; k < n; k++)
+		table_add(s, t, k, 0);
+	slab_release_open(s, UINT64_MAX);
+	return s;
+}
+
 Test(slab, page_return_after_mass_free_and_compaction)
 {
 	struct prng r;
@@ -582,13 +597,10 @@ Test(slab, a_held_flush_takes_the_slots_batches)
 	enum {
 		N = 400
 	};
-	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
+	struct table t;
 
 	rcu_register_thread();
-	struct slab *s = mk(0);
-	for (uint64_t k = 0; k < N; k++)
-		table_add(s, &t, k, 0);
-	slab_release_open(s, UINT64_MAX);
+	struct slab *s = mk_filled(&t, N);
 	table_del(s, &t, 0);   /* not held: into the slot's batch, which one free does not fill */
 	slab_hold_begin();
 	for (uint64_t k = 1; k < N; k++)
@@ -789,13 +801,10 @@ Test(slab, a_round_visits_a_page_another_sweep_left_half_visited)
 	enum {
 		N = 3000
 	};
-	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
+	struct table t;
 
 	rcu_register_thread();
-	struct slab *s = mk(0);
-	for (uint64_t k = 0; k < N; k++)
-		table_add(s, &t, k, 0);
-	slab_release_open(s, UINT64_MAX);
+	struct slab *s = mk_filled(&t, N);
 
 	struct visit half = { 0 }, round = { 0 };
 	/* A FIFO sweep (no cursor) that stops 100 objects into the oldest page. */
