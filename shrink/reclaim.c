@@ -552,7 +552,8 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	if (used <= limit + over) {
 		if (udc_mutex_trylock(&sh->lock))
 			return;   /* a pass is running: it works for us */
-		reclaim_evict(sh, reclaim_share(slack), reclaim_share(slack), UDC_PROBE_RECLAIM_INLINE);
+		size_t share = reclaim_share(slack);
+		reclaim_evict(sh, share, share, UDC_PROBE_RECLAIM_INLINE);
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
@@ -571,8 +572,8 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	 * throttle point already.) */
 	size_t evict_past = sh->reclaimer_running ? limit + over : limit;
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > evict_past; round++) {
-		reclaim_evict(sh, used - limit + slack / 4, used - limit + slack / 4,
-			      UDC_PROBE_RECLAIM_THROTTLE);
+		size_t want = used - limit + slack / 4;
+		reclaim_evict(sh, want, want, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);
 		if (used <= limit + over)
 			break;

@@ -520,11 +520,17 @@ void slab_free_rcu(struct slab *s, void *obj)
 	}
 }
 
-void slab_rcu_flush(struct slab *s)
+/* Queue every slot's pending batch (batch_queue: to call_rcu, or to this
+ * thread's hold); @wait: for a slot's lock, else skip a slot held by an
+ * allocator. */
+static void slots_flush(struct slab *s, bool wait)
 {
 	for (unsigned i = 0; i < s->nr_cpus; i++) {
 		struct slab_cpu *sc = &s->cpus[i];
-		udc_mutex_lock(&sc->lock);
+		if (wait)
+			udc_mutex_lock(&sc->lock);
+		else if (udc_mutex_trylock(&sc->lock))
+			continue;
 		struct slab_batch *b = batch_take_locked(sc);
 		cpu_unlock(sc);
 		if (b)
@@ -532,22 +538,15 @@ void slab_rcu_flush(struct slab *s)
 	}
 }
 
+void slab_rcu_flush(struct slab *s)
+{
+	slots_flush(s, true);
+}
+
 void slab_rcu_flush_own(struct slab *s)
 {
-	if (!tls_holding) {
-		slab_rcu_flush(s);
-		return;
-	}
 	/* Held: the slots' batches whose lock is free join the hold too. */
-	for (unsigned i = 0; i < s->nr_cpus; i++) {
-		struct slab_cpu *sc = &s->cpus[i];
-		if (udc_mutex_trylock(&sc->lock))
-			continue;   /* an allocator has it: never wait for it */
-		struct slab_batch *b = batch_take_locked(sc);
-		cpu_unlock(sc);
-		if (b)
-			batch_queue(b);
-	}
+	slots_flush(s, !tls_holding);
 }
 
 void slab_hold_begin(void)

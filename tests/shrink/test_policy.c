@@ -176,10 +176,11 @@ static void sleep_ms(unsigned ms)
 Test(policy, a_name_evicted_from_main_refaults)
 {
 	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
-	const unsigned n = 2000, fill = 4000, rounds_max = 60;
+	enum { n = 2000 };
+	const unsigned fill = 4000, rounds_max = 60;
 	unsigned streamed = 0, f = 0, rounds = 0, back = 0;
 	uint64_t refaults = 0;
-	bool gone[2000] = { false };
+	bool gone[n] = { false };
 
 	for (unsigned i = 0; i < n; i++)
 		cr_assert_eq(neg(c, 12, "m-%u", i), 0);
