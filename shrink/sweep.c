@@ -23,10 +23,13 @@
  *     goes back whole after the grace period.  Requeued copies count with
  *     the promoted ones against the in-flight bound (PROMOTE_INFLIGHT_DIV);
  *     a copy that finds no room is evicted instead.
- *   main (CLOCK): hit -> hits less one, kept; not hit -> evicted, a ghost
- *     left (ARC's second ghost list, in the same table); stale -> dropped.
- *     The page becomes the newest of its class; if it is sparse,
- *     compaction (compact.c) moves its survivors and gives it back.
+ *   main (CLOCK): hit -> reinserted (moved into an open page of its
+ *     class, the young end, its hits less one; kept in place when no copy
+ *     can be made); not hit -> evicted, a ghost left (ARC's second ghost
+ *     list, in the same table); stale -> dropped.  The page empties and
+ *     goes back whole, as probation's do: kept in place, survivors left
+ *     pages 73-84% live that refills skip (a quarter free is their
+ *     threshold), and the sweep took hot entries to free room in them.
  * Readers only ever raise hits (lookup.c); only the sweeper lowers it
  * (entry_hit_spend).
  *
@@ -435,6 +438,18 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 	return v;
 }
 
+/* slab_move_fn for main's reinsertion (arg: the sweep_pass): entry_move,
+ * and the hit that kept it is spent. */
+static enum slab_verdict reinsert_move(void *arg, void *old_obj, void *new_obj)
+{
+	struct sweep_pass *sp = arg;
+	enum slab_verdict v = entry_move(sp->c, old_obj, new_obj);
+
+	if (v == SLAB_MOVED)
+		entry_hit_spend(new_obj);
+	return v;
+}
+
 /* slab_move_fn for a requeue (arg: the sweep_pass): entry_requeue_move. */
 static enum slab_verdict requeue_move(void *arg, void *old_obj, void *new_obj)
 {
@@ -466,6 +481,25 @@ static bool requeue_due(const struct sweep_pass *sp, const struct udc_entry *e)
 	return requeues < REQUEUE_MAX && !f->has[1] && n < f->share[0];
 }
 
+/*
+ * Copy @e (its key in @key) into an open page of its own queue's class,
+ * or of main's when @to_main, through @move: the verdict (SLAB_MOVED,
+ * SLAB_KEPT when entry_move dropped or left it), or -ENOMEM when no copy
+ * could be made.  The copies count against the in-flight bound.
+ */
+static int relocate(struct sweep_pass *sp, struct udc_entry *e, const struct entry_key *key,
+		    bool to_main, slab_move_fn move)
+{
+	struct slab *s = cache_slab(sp->c, entry_kind_of(e));
+	unsigned cls = slab_page_class(slab_page_of(s, e));
+	sp->key = key;
+	int v = slab_relocate_to(s, e, to_main ? entry_main_class(cls) : cls, move, sp);
+
+	if (v == SLAB_MOVED)
+		sp->promoted += slab_class_size(s, cls);
+	return v;
+}
+
 static void visit_probation(void *arg, void *obj)
 {
 	struct sweep_pass *sp = arg;
@@ -480,14 +514,7 @@ static void visit_probation(void *arg, void *obj)
 	if (hit || (!stale && requeue_due(sp, e))) {
 		/* promoted to main, or requeued: the copy lands in an open
 		 * page of its own class, the young end of the FIFO */
-		struct slab *s = cache_slab(c, entry_kind_of(e));
-		unsigned cls = slab_page_class(slab_page_of(s, e));
-		sp->key = &key;
-		int v = hit ? slab_relocate_to(s, e, entry_main_class(cls), promote_move, sp)
-			    : slab_relocate_to(s, e, cls, requeue_move, sp);
-		if (v == SLAB_MOVED)
-			sp->promoted += slab_class_size(s, cls);
-		if (v != -ENOMEM)
+		if (relocate(sp, e, &key, hit, hit ? promote_move : requeue_move) != -ENOMEM)
 			return;   /* moved, or dropped or left by entry_move */
 		/* no room for the copy: evicted instead */
 	}
@@ -508,8 +535,13 @@ static void visit_main(void *arg, void *obj)
 	if (!entry_published(e))
 		return;
 	bool stale = !entry_is_current(sp->c, e);
-	if (!stale && entry_hit_spend(e))
-		return;   /* hit since the last visit: kept, one hit spent */
+	if (!stale && entry_hits(e)) {
+		/* kept: its copy goes to the young end, so the page empties */
+		if (entry_key_copy(sp->c, e, &key) &&
+		    relocate(sp, e, &key, false, reinsert_move) == -ENOMEM)
+			entry_hit_spend(e);   /* no room for a copy: kept in place */
+		return;
+	}
 	if (entry_key_copy(sp->c, e, &key))
 		evict_entry(sp, e, &key, !stale,
 			    stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_MAIN);
@@ -529,8 +561,6 @@ static size_t sweep_class(struct sweep_pass *sp, enum entry_kind kind, unsigned 
 	return done;
 }
 
-/* Sweep queue @main of @kind: at most @budget units, pages stamped at
- * most @stamp_max.  Returns the units done. */
 /* The class of queue @main of @kind whose next page to sweep is the oldest
  * (none: -1), skipping the classes in @dry. */
 static int oldest_class(struct slab *s, bool main, uint64_t stamp_max, const bool *dry)
