@@ -118,6 +118,8 @@ struct shrink {
 	uint64_t adapt_ghosted[2];        /* slot bytes evicted with a ghost since neg_share's
 	                                   * last move, by kind */
 	uint64_t adapt_last[2];           /* the refault counters then, by kind */
+	double adapt_refaults[2];         /* refaults by kind, and slot bytes evicted with */
+	double adapt_bytes[2];            /* a ghost, averaged over the windows (adapt_share) */
 
 	/* --- the tables' resizes: one at a time, off lock (seconds, for
 	 * tables of millions of buckets) --- */

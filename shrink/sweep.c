@@ -38,8 +38,9 @@
  * while their pages pass sh->neg_share percent of all entry pages, else
  * positives.  neg_share adapts within [NEG_SHARE_MIN, NEG_SHARE_MAX] to
  * the kind whose evictions refault more per byte (the marginal hit rate),
- * a point each time reclaim has evicted 1/ADAPT_TURNOVER_DIV of the limit
- * (adapt_share).
+ * read each time reclaim has evicted 1/ADAPT_TURNOVER_DIV of the limit,
+ * from averages over the last windows, a point or more by how far apart
+ * the two rates are (adapt_share).
  *
  * Ghosts: a table of 16-bit fingerprints indexed by the name hash, about
  * one slot per entry the cache holds when evictions run (so it remembers
@@ -94,13 +95,25 @@
 #define NEG_SHARE_INIT 20             /* % of entry pages for negatives (FreeBSD's cap) */
 #define NEG_SHARE_MIN 5
 #define NEG_SHARE_MAX 60
-/* neg_share moves a point (or not) each time evictions reach this
- * fraction of the limit: at the pace the cache turns over, whatever the
- * clock says.  Every 200 ms, a replay of perl-modules x618 at a quarter of
- * its footprint (2-3 s a pass, 2.6 turnovers) adapted 3 times in all and
- * kept negatives at 19-20% of the pages (issue 14, choice). */
-#define ADAPT_TURNOVER_DIV 32
+/* neg_share is read each time evictions reach this fraction of the limit
+ * (a window): at the pace the cache turns over, whatever the clock says.
+ * Every 200 ms, a replay of perl-modules x618 at a quarter of its
+ * footprint (2-3 s a pass, 2.6 turnovers) adapted 3 times in all and kept
+ * negatives at 19-20% of the pages (issue 14, choice).  A window's
+ * refaults and evicted bytes go into averages that lose ADAPT_DECAY of
+ * their weight a window (about half a turnover of memory), and the share
+ * moves a point per doubling of the rates' ratio past ADAPT_HYSTERESIS, at
+ * most ADAPT_STEP_MAX points a window.  A point per 1/32 of the limit on
+ * one window's rates went round in slow swings (bash-path x1316 at half
+ * its footprint: 5% to 46% and back within a pass, negatives' backend
+ * lookups doubled in half the runs): refaults answer for evictions made up
+ * to a turnover (the ghosts' memory) before, so 32 points a turnover
+ * overshot, and a replay's phases swung one window's rates. */
+#define ADAPT_TURNOVER_DIV 8
 #define ADAPT_EVENTS_MIN 64           /* refaults a window needs to be read */
+#define ADAPT_DECAY 0.25
+#define ADAPT_HYSTERESIS 1.25
+#define ADAPT_STEP_MAX 4
 /* Promoted copies are allocated now and their old slots freed a grace
  * period later: past 1/PROMOTE_INFLIGHT_DIV of the slack of them, the
  * sweep waits for it, so that promotions never push bytes_used past the
@@ -641,9 +654,20 @@ static void adapt_note(struct sweep_pass *sp)
 	}
 }
 
-/* Move neg_share a point towards the kind whose evictions refaulted more
- * per byte, once the evictions since the last move reached their share
- * of the limit and refaulted often enough to tell (sh->lock held). */
+/* Points a ratio of @hi to @lo is worth: one per doubling past
+ * ADAPT_HYSTERESIS, at most ADAPT_STEP_MAX. */
+static int adapt_points(double hi, double lo)
+{
+	int n = 0;
+
+	for (double r = ADAPT_HYSTERESIS * lo; n < ADAPT_STEP_MAX && hi >= r && hi > 0; r *= 2)
+		n++;
+	return n;
+}
+
+/* Move neg_share towards the kind whose evictions refaulted more per
+ * byte, once the evictions since the last move reached their share of the
+ * limit and refaulted often enough to tell (sh->lock held). */
 static void adapt_share(struct shrink *sh)
 {
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
@@ -661,17 +685,21 @@ static void adapt_share(struct shrink *sh)
 		return;   /* too few to tell: the window goes on */
 	memcpy(sh->adapt_last, cur, sizeof(cur));
 	/* A refault is an eviction that was a mistake: the kind whose
-	 * evictions were mistaken more often per byte gets the point. */
-	double m_neg = (double)rf_neg / ((double)g[ENT_NEGATIVE] + 4096);
-	double m_pos = (double)rf_pos / ((double)g[ENT_POSITIVE] + 4096);
-	g[0] = g[1] = 0;
-	unsigned share = atomic_load_explicit(&sh->neg_share, memory_order_relaxed);
-	if (m_neg > 1.25 * m_pos && share < NEG_SHARE_MAX)
-		share++;
-	else if (m_pos > 1.25 * m_neg && share > NEG_SHARE_MIN)
-		share--;
+	 * evictions were mistaken more often per byte gets the points. */
+	double *rf = sh->adapt_refaults, *by = sh->adapt_bytes;
+	rf[ENT_NEGATIVE] = rf[ENT_NEGATIVE] * (1 - ADAPT_DECAY) + (double)rf_neg;
+	rf[ENT_POSITIVE] = rf[ENT_POSITIVE] * (1 - ADAPT_DECAY) + (double)rf_pos;
+	for (unsigned k = 0; k < 2; k++) {
+		by[k] = by[k] * (1 - ADAPT_DECAY) + (double)g[k];
+		g[k] = 0;
+	}
+	double m_neg = rf[ENT_NEGATIVE] / (by[ENT_NEGATIVE] + 4096);
+	double m_pos = rf[ENT_POSITIVE] / (by[ENT_POSITIVE] + 4096);
+	int share = (int)atomic_load_explicit(&sh->neg_share, memory_order_relaxed) +
+		    adapt_points(m_neg, m_pos) - adapt_points(m_pos, m_neg);
+	share = share < NEG_SHARE_MIN ? NEG_SHARE_MIN : share > NEG_SHARE_MAX ? NEG_SHARE_MAX : share;
 	/* relaxed: read by admit_client as a heuristic */
-	atomic_store_explicit(&sh->neg_share, share, memory_order_relaxed);
+	atomic_store_explicit(&sh->neg_share, (unsigned)share, memory_order_relaxed);
 }
 
 /*
