@@ -125,13 +125,18 @@ static size_t nr_stripes_for(size_t limit)
 	return n;
 }
 
-size_t cache_bytes_used(struct udc_cache *c)
+size_t cache_buckets_bytes(struct udc_cache *c)
 {
 	size_t buckets = atomic_load_explicit(&c->names_buckets, memory_order_relaxed) +
 			 atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed);
 
+	return buckets * sizeof(struct cds_lfht_node);
+}
+
+size_t cache_bytes_used(struct udc_cache *c)
+{
 	return atomic_load_explicit(&c->bytes_held, memory_order_relaxed) + entry_slabs_bytes(c) +
-	       buckets * sizeof(struct cds_lfht_node);
+	       cache_buckets_bytes(c);
 }
 
 /* relaxed (the counts, here and below): sizes follow them loosely */
@@ -425,6 +430,13 @@ int64_t cache_nr_dirs(struct udc_cache *c)
 {
 	/* relaxed: a size estimate */
 	return atomic_load_explicit(&c->nr_dirs, memory_order_relaxed);
+}
+
+size_t cache_dirs_bytes(struct udc_cache *c)
+{
+	int64_t n = cache_nr_dirs(c);
+
+	return n > 0 ? (size_t)n * mem_line_real_size(sizeof(struct udc_dir)) : 0;
 }
 
 struct thread_stats *cache_stats(struct udc_cache *c)

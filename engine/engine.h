@@ -47,6 +47,8 @@ size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets incl
 size_t cache_entry_bytes(struct udc_cache *c);  /* slots of the entries in the table */
 int64_t cache_nr_entries(struct udc_cache *c);
 int64_t cache_nr_dirs(struct udc_cache *c);
+size_t cache_dirs_bytes(struct udc_cache *c);     /* the directory objects' */
+size_t cache_buckets_bytes(struct udc_cache *c);  /* both tables' bucket arrays */
 size_t entry_slabs_bytes(struct udc_cache *c);  /* both slabs' pages */
 /* The bytes the tables' due growths would add (reclaim makes room first). */
 size_t cache_tables_growth(struct udc_cache *c);

@@ -76,4 +76,22 @@ int shrink_set_limit(struct shrink *sh, size_t bytes);   /* udc_set_memory_limit
 size_t shrink_limit(const struct shrink *sh);            /* bytes_limit */
 size_t shrink_slack(const struct shrink *sh);            /* bytes_slack */
 
+/* ---- diagnostics ---- */
+/* Where bytes_used is (udc-stress's replay reports it): each part read
+ * apart while the cache runs, so a busy cache's parts add up to about
+ * the total only.  Density faults show here first: pages pinned by a few
+ * frees (issue 14, stop 23), main's pages left part empty (stop 24). */
+struct shrink_bytes_parts {
+	uint64_t total;             /* bytes_used */
+	uint64_t dirs;              /* directory objects */
+	uint64_t buckets;           /* the tables' bucket arrays */
+	uint64_t ghosts;            /* the ghost table */
+	uint64_t slab[2];           /* by kind: the slab's pages and metadata */
+	uint64_t pages[2][2];       /* [kind][main]: the queue's pages */
+	uint64_t live[2][2];        /* [kind][main]: its live objects' slots */
+	uint64_t other;             /* the rest: names and values apart, stats,
+	                             * the cache struct (total less the above) */
+};
+void shrink_bytes_parts(struct shrink *sh, struct shrink_bytes_parts *p);
+
 #endif

@@ -261,6 +261,30 @@ size_t sweep_ghosts_growth(struct shrink *sh)
 	return want > have ? ghost_table_bytes(want) : 0;
 }
 
+void shrink_bytes_parts(struct shrink *sh, struct shrink_bytes_parts *p)
+{
+	struct udc_cache *c = sh->c;
+	struct slab_stats st;
+
+	memset(p, 0, sizeof(*p));
+	p->total = cache_bytes_used(c);
+	p->dirs = cache_dirs_bytes(c);
+	p->buckets = cache_buckets_bytes(c);
+	/* relaxed: a size, as in sweep_ghosts_growth */
+	p->ghosts = ghost_table_bytes(atomic_load_explicit(&sh->ghost_slots, memory_order_relaxed));
+	uint64_t parts = p->dirs + p->buckets + p->ghosts;
+	for (unsigned k = 0; k < 2; k++) {
+		slab_stats(cache_slab(c, (enum entry_kind)k), &st);
+		p->slab[k] = st.bytes;
+		parts += st.bytes;
+		for (unsigned cls = 0; cls < st.nr_classes; cls++) {   /* odd: main */
+			p->pages[k][cls & 1] += st.cls[cls].page_bytes;
+			p->live[k][cls & 1] += st.cls[cls].objects * st.cls[cls].size;
+		}
+	}
+	p->other = p->total > parts ? p->total - parts : 0;
+}
+
 void sweep_ghosts_grow(struct shrink *sh, size_t room)
 {
 	lock_assert_held(&sh->lock);

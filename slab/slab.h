@@ -35,6 +35,7 @@
 
 struct slab;
 struct slab_page;
+struct rcu_head;   /* liburcu's (slab_call_rcu) */
 
 struct slab_config {
 	/* Object sizes, non-decreasing, multiples of 16, 16..4096.  Equal

@@ -347,6 +347,36 @@ static double mean_of(uint64_t sum, uint64_t n)
 	return n ? (double)sum / (double)n : 0.0;
 }
 
+/* Where bytes_used was at the end (udcache): the density faults of issue
+ * 14 showed here first (stop 23's pinned pages, stop 24's main pages). */
+static void report_parts(struct report *rp, const struct shrink_bytes_parts *p)
+{
+	static const char *const kind[2] = { "negatives", "positives" };
+	static const char *const queue[2] = { "probation", "main" };
+	char key[32], label[64];
+
+	rep_obj_begin(rp, "bytes_parts", "parts.");
+	rep_u64(rp, "total", "bytes_used at the end", p->total);
+	rep_u64(rp, "dirs", "directory objects", p->dirs);
+	rep_u64(rp, "buckets", "the tables' buckets", p->buckets);
+	rep_u64(rp, "ghosts", "the ghost table", p->ghosts);
+	rep_u64(rp, "other", "the rest (names apart, values, stats, the cache struct)", p->other);
+	for (unsigned k = 0; k < 2; k++) {
+		snprintf(key, sizeof(key), "slab_%s", kind[k]);
+		snprintf(label, sizeof(label), "%s' slab", kind[k]);
+		rep_u64(rp, key, label, p->slab[k]);
+		for (unsigned q = 0; q < 2; q++) {
+			snprintf(key, sizeof(key), "%s_%s_pages", kind[k], queue[q]);
+			snprintf(label, sizeof(label), "%s' %s: pages", kind[k], queue[q]);
+			rep_u64(rp, key, label, p->pages[k][q]);
+			snprintf(key, sizeof(key), "%s_%s_live", kind[k], queue[q]);
+			snprintf(label, sizeof(label), "%s' %s: live slots", kind[k], queue[q]);
+			rep_u64(rp, key, label, p->live[k][q]);
+		}
+	}
+	rep_obj_end(rp);
+}
+
 /* What replay_result says per component, of the entries held and of the optimum. */
 static void replay_report_measures(struct report *rp, const struct options *opt,
 				   const struct replay_result *res)
@@ -450,6 +480,8 @@ static uint64_t replay_group(const struct options *opt, const struct impl *impl,
 	rep_f64(rp, "dirs_mean", "directory objects (mean)",
 		res.samples ? (double)res.dirs_sum / (double)res.samples : 0.0, 1);
 	rep_f64(rp, "seconds", "seconds (last pass)", res.seconds, 4);
+	if (res.has_parts)
+		report_parts(rp, &res.parts);
 	replay_report_measures(rp, opt, &res);
 	*failed = rep_memory(rp, &mw, t0, t1) && impl->bounded;
 	rep_obj_end(rp);

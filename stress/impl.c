@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "stress/impl.h"
+#include "engine/internal.h"   /* the cache's policy, for bytes_parts */
+#include "shrink/shrink.h"
 
 static void *udcache_create(const struct impl_config *cfg)
 {
@@ -88,6 +90,11 @@ static void udcache_stats(void *c, struct udc_stats *st)
 	udc_stats_get(c, st);
 }
 
+static void udcache_bytes_parts(void *c, struct shrink_bytes_parts *p)
+{
+	shrink_bytes_parts(((struct udc_cache *)c)->shrink, p);
+}
+
 const struct impl impl_udcache = {
 	.name = "udcache",
 	.summary = "this library: RCU hash, lock-free reclaim, bounded memory",
@@ -104,6 +111,7 @@ const struct impl impl_udcache = {
 	.rmdir = udcache_rmdir,
 	.invalidate_dir = udcache_invalidate_dir,
 	.stats = udcache_stats,
+	.bytes_parts = udcache_bytes_parts,
 };
 
 /*
@@ -155,6 +163,7 @@ const struct impl impl_udcache_value = {
 	.rmdir = udcache_rmdir,
 	.invalidate_dir = udcache_invalidate_dir,
 	.stats = udcache_stats,
+	.bytes_parts = udcache_bytes_parts,
 };
 
 const struct impl *const impls[] = {

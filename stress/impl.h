@@ -57,6 +57,8 @@ struct impl_config {
 					    * background shrinker (reclaim only in the caller) */
 };
 
+struct shrink_bytes_parts;
+
 struct impl {
 	const char *name;    /* what --impl takes */
 	const char *summary; /* one line for --help */
@@ -77,6 +79,8 @@ struct impl {
 	int (*invalidate_dir)(void *c, udc_ino dir);
 	/* Fill *st (st->size set by the caller, as for udc_stats_get). */
 	void (*stats)(void *c, struct udc_stats *st);
+	/* Where bytes_used is (shrink/shrink.h); NULL but for udcache's. */
+	void (*bytes_parts)(void *c, struct shrink_bytes_parts *p);
 };
 
 /* Every implementation, udcache first; NULL-terminated. */

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shrink/shrink.h"   /* struct shrink_bytes_parts */
 #include "stress/impl.h"
 
 struct replay_trace; /* opaque: a parsed log and its model tree */
@@ -86,6 +87,11 @@ struct replay_result {
 	/* replay_opts.optimum_entries: Belady's optimum over the last pass. */
 	uint64_t optimum_misses;     /* component misses of MIN at that many entries */
 	uint64_t optimum_components; /* components in the recorded stream's last pass */
+	/* impl->bytes_parts at the end (udcache; has_parts), where bytes_used
+	 * is: directory objects, buckets, ghosts, each kind's slab, and each
+	 * queue's pages against its live objects' slots. */
+	bool has_parts;
+	struct shrink_bytes_parts parts;
 };
 
 /* Kinds of replayed events (replay_summary().by_kind). */

@@ -823,6 +823,10 @@ int replay_run_mix(const struct impl *impl, const struct replay_trace *const *t,
 		out->lines_skipped += t[k]->sum.lines_skipped;
 	}
 	out->rss_end = run_rss();
+	if (r.impl->bytes_parts) {
+		r.impl->bytes_parts(r.c, &out->parts);
+		out->has_parts = true;
+	}
 	if (opts->optimum_entries && rc == 0) {
 		out->optimum_misses = r.keys_failed ? UINT64_MAX
 						    : replay_optimum(r.keys, r.nkeys, r.keys_from,

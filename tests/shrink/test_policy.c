@@ -32,7 +32,7 @@
 #include "common/theld.h"
 #include "engine/internal.h"   /* engine_check, cache_slab */
 #include "slab/slab.h"        /* slab_stats */
-#include "shrink/internal.h"   /* neg_share */
+#include "shrink/internal.h"   /* neg_share, shrink_bytes_parts */
 #include "common/prng.h"
 
 #define LIMIT ((size_t)4 << 20)
@@ -282,6 +282,49 @@ Test(policy, mains_survivors_move_so_its_pages_stay_full)
 	cr_assert_geq(kept, hit * 99 / 100, "hot names kept: %u of %u", kept, hit);
 	cr_assert_geq(objects * 10, capacity * 9, "main's pages %llu of %llu live",
 		      (unsigned long long)objects, (unsigned long long)capacity);
+	udc_destroy(c);
+}
+
+/*
+ * shrink_bytes_parts, the diagnostic that found stop 23's and stop 24's
+ * density faults (udc-stress's replay reports it): in a quiet moment, the
+ * parts it reads are bytes_used's, none counted twice, every queue's live
+ * slots within its pages, and the directory objects at their real size.
+ */
+Test(policy, the_bytes_parts_add_up)
+{
+	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
+
+	for (unsigned i = 0; i < 20000; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "p%u", i);
+		cr_assert_eq(tc_add(c, 100 + i % 500, nm, 1000000 + i, UDC_TYPE_REG, 0), 0);
+	}
+	stream(c, 0, 100000);   /* past the limit: evictions and ghosts */
+	struct shrink_bytes_parts p;
+	shrink_bytes_parts(c->shrink, &p);
+	struct udc_stats st = tc_stats(c);
+	uint64_t counted = p.dirs + p.buckets + p.ghosts + p.slab[0] + p.slab[1];
+
+	fprintf(stderr, "bytes parts: total %llu: dirs %llu, buckets %llu, ghosts %llu, slabs %llu "
+		"+ %llu, other %llu\n", (unsigned long long)p.total, (unsigned long long)p.dirs,
+		(unsigned long long)p.buckets, (unsigned long long)p.ghosts,
+		(unsigned long long)p.slab[0], (unsigned long long)p.slab[1],
+		(unsigned long long)p.other);
+	cr_assert_eq(p.total, st.bytes_used);
+	cr_assert_eq(p.dirs, st.nr_dirs * mem_line_real_size(sizeof(struct udc_dir)));
+	cr_assert_geq(p.dirs, st.nr_dirs * sizeof(struct udc_dir));
+	/* the rest holds at least the cache struct: no part counted twice */
+	cr_assert_geq(p.total, counted + sizeof(struct udc_cache), "parts %llu of %llu",
+		      (unsigned long long)counted, (unsigned long long)p.total);
+	cr_assert_eq(p.other, p.total - counted);
+	for (unsigned k = 0; k < 2; k++) {
+		cr_assert_leq(p.pages[k][0] + p.pages[k][1], p.slab[k]);
+		for (unsigned q = 0; q < 2; q++)
+			cr_assert_leq(p.live[k][q], p.pages[k][q]);
+	}
+	for (unsigned k = 0; k < 2; k++)
+		cr_assert_gt(p.live[k][0] + p.live[k][1], 0, "kind %u: no live slot counted", k);
 	udc_destroy(c);
 }
 
