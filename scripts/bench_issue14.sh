@@ -14,7 +14,8 @@
 #  - backend lookups (component misses; positive/negative) of each, and
 #    udcache's against s3fifo's at equal entries;
 #  - entries held per MiB of bytes_used (means over the pass), udcache
-#    against lru-mutex;
+#    against lru-mutex, and the share of udcache's bytes_used in directory
+#    objects at the end (its replay's bytes_parts);
 #  - FreeBSD's measure, udcache and lru-mutex: the share of the unbounded
 #    cache's negative hits kept, against the share of its negatives held.
 #
@@ -88,6 +89,9 @@ def cell(t):
 def per_mib(t):
     b = t["bytes_used_mean"]
     return t["entries_mean"] / (b / 2**20) if b else 0
+def dirs_share(t):
+    b = t.get("bytes_parts")
+    return f"{100 * b['dirs'] / b['total']:.0f}%" if b and b["total"] else "-"
 def freebsd(t, u):
     kept = t["negative_hits"] / u["negative_hits"] if u["negative_hits"] else 0
     held = t["negatives_mean"] / u["negatives_mean"] if u["negatives_mean"] else 0
@@ -99,14 +103,16 @@ print(f"\n#### {name} x {copies} copies: {uu['lanes']} lanes, {uu['events']} eve
 print(f"Unbounded backend lookups: udcache {cell(uu)}, lru-mutex {cell(ul)}; "
       f"component hit ratio {uu['component_hit_ratio']:.4f}.\n")
 print("| limit | udcache | lru-mutex | kernel | entries (udcache) | s3fifo | optimum | udcache / s3fifo "
-      "| entries/MiB udcache | entries/MiB lru-mutex | neg. hits kept / held udcache | lru-mutex |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+      "| entries/MiB udcache | entries/MiB lru-mutex | udcache's bytes in directory objects "
+      "| neg. hits kept / held udcache | lru-mutex |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for p in pcts:
     u, l, k, s = (load(f"{p}-{i}") for i in ("udcache", "lru-mutex", "kernel", "s3fifo"))
     ratio = lookups(u) / lookups(s) if lookups(s) else 0
     print(f"| {p}% ({foot*int(p)/100/2**20:.2f} MiB) | {cell(u)} | {cell(l)} | {cell(k)} "
           f"| {u['entries_mean']:.0f} | {cell(s)} | {s['optimum_misses']} | {ratio:.3f} "
-          f"| {per_mib(u):.0f} | {per_mib(l):.0f} | {freebsd(u, uu)} | {freebsd(l, ul)} |")
+          f"| {per_mib(u):.0f} | {per_mib(l):.0f} | {dirs_share(u)} | {freebsd(u, uu)} "
+          f"| {freebsd(l, ul)} |")
 EOF
 }
 
