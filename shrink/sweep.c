@@ -277,9 +277,10 @@ void shrink_bytes_parts(struct shrink *sh, struct shrink_bytes_parts *p)
 		slab_stats(cache_slab(c, (enum entry_kind)k), &st);
 		p->slab[k] = st.bytes;
 		parts += st.bytes;
-		for (unsigned cls = 0; cls < st.nr_classes; cls++) {   /* odd: main */
-			p->pages[k][cls & 1] += st.cls[cls].page_bytes;
-			p->live[k][cls & 1] += st.cls[cls].objects * st.cls[cls].size;
+		for (unsigned cls = 0; cls < st.nr_classes; cls++) {
+			bool main = cls == entry_main_class(cls);
+			p->pages[k][main] += st.cls[cls].page_bytes;
+			p->live[k][main] += st.cls[cls].objects * st.cls[cls].size;
 		}
 	}
 	p->other = p->total > parts ? p->total - parts : 0;
@@ -704,23 +705,22 @@ static void adapt_share(struct shrink *sh)
 #define G(name) atomic_load_explicit(&t.name, memory_order_relaxed)
 	uint64_t cur[2] = { G(refaults_neg), G(refaults_pos) };
 #undef G
-	uint64_t rf_neg = cur[0] - sh->adapt_last[0], rf_pos = cur[1] - sh->adapt_last[1];
-	if (rf_neg + rf_pos < ADAPT_EVENTS_MIN)
+	uint64_t rf[2] = { cur[0] - sh->adapt_last[0], cur[1] - sh->adapt_last[1] };
+	if (rf[0] + rf[1] < ADAPT_EVENTS_MIN)
 		return;   /* too few to tell: the window goes on */
 	memcpy(sh->adapt_last, cur, sizeof(cur));
 	/* A refault is an eviction that was a mistake: the kind whose
 	 * evictions were mistaken more often per byte gets the points. */
-	double *rf = sh->adapt_refaults, *by = sh->adapt_bytes;
-	rf[ENT_NEGATIVE] = rf[ENT_NEGATIVE] * (1 - ADAPT_DECAY) + (double)rf_neg;
-	rf[ENT_POSITIVE] = rf[ENT_POSITIVE] * (1 - ADAPT_DECAY) + (double)rf_pos;
+	double m[2];   /* by kind (cur's order): refaults per byte, averaged */
 	for (unsigned k = 0; k < 2; k++) {
-		by[k] = by[k] * (1 - ADAPT_DECAY) + (double)g[k];
+		sh->adapt_refaults[k] = sh->adapt_refaults[k] * (1 - ADAPT_DECAY) + (double)rf[k];
+		sh->adapt_bytes[k] = sh->adapt_bytes[k] * (1 - ADAPT_DECAY) + (double)g[k];
 		g[k] = 0;
+		m[k] = sh->adapt_refaults[k] / (sh->adapt_bytes[k] + 4096);
 	}
-	double m_neg = rf[ENT_NEGATIVE] / (by[ENT_NEGATIVE] + 4096);
-	double m_pos = rf[ENT_POSITIVE] / (by[ENT_POSITIVE] + 4096);
 	int share = (int)atomic_load_explicit(&sh->neg_share, memory_order_relaxed) +
-		    adapt_points(m_neg, m_pos) - adapt_points(m_pos, m_neg);
+		    adapt_points(m[ENT_NEGATIVE], m[ENT_POSITIVE]) -
+		    adapt_points(m[ENT_POSITIVE], m[ENT_NEGATIVE]);
 	share = share < NEG_SHARE_MIN ? NEG_SHARE_MIN : share > NEG_SHARE_MAX ? NEG_SHARE_MAX : share;
 	/* relaxed: read by admit_client as a heuristic */
 	atomic_store_explicit(&sh->neg_share, (unsigned)share, memory_order_relaxed);
