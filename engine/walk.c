@@ -6,7 +6,14 @@
  * targets spliced in) is its own.
  *
  * A walk resolves each component with resolve_name() (cache first, backend
- * on a miss).  Directory renames and rmdirs bump cache->rename_seq; a walk
+ * on a miss), except a ".." after a name the pass resolved itself: that
+ * goes back to the directory the pass came from (struct walk_up), as the
+ * kernel's walk follows the parent of the dentry it came through.  Only a
+ * ".." above where the pass started (or past WALK_UP_MAX levels) asks the
+ * cache's record of the parent, and the backend.  Until issue 14's stop 25
+ * every ".." asked the record: a directory whose record was lost or never
+ * learnt cost a backend call (gcc x313 at 1 MB: about 5,000 a pass).
+ * Directory renames and rmdirs bump cache->rename_seq; a walk
  * reads it before starting and checks it at the end, and walks again when
  * it moved, so the answer is that of a path that existed as a whole while
  * no rename or rmdir ran.
@@ -225,6 +232,38 @@ static int walk_component(struct walk *w, udc_ino dir, const char *name, size_t 
 	return NEED_NAME;
 }
 
+/*
+ * The directories a pass walked down from, for "..": the last WALK_UP_MAX,
+ * newest on top.  A ".." after a name the pass resolved goes back to the
+ * directory it resolved it in: that name was the directory's link in its
+ * parent at that moment (a directory has one), and the pass's answer is
+ * only kept if no rename or rmdir ran meanwhile (udc_walk).  Deeper, or
+ * above where the pass started, ".." is asked of the cache (the parent
+ * record) and the backend.
+ */
+#define WALK_UP_MAX 16
+
+struct walk_up {
+	struct udc_attr dir[WALK_UP_MAX];   /* a ring: dir[top - 1] is the newest */
+	unsigned top, n;                    /* n: how many are there (<= WALK_UP_MAX) */
+};
+
+static void up_push(struct walk_up *u, const struct udc_attr *a)
+{
+	u->dir[u->top] = *a;
+	u->top = (u->top + 1) % WALK_UP_MAX;
+	if (u->n < WALK_UP_MAX)
+		u->n++;
+}
+
+static struct udc_attr up_pop(struct walk_up *u)
+{
+	udc_assert(u->n > 0);
+	u->n--;
+	u->top = (u->top + WALK_UP_MAX - 1) % WALK_UP_MAX;
+	return u->dir[u->top];
+}
+
 /* One pass over the path: 0, -errno, or (locked) a NEED_* code. */
 static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len,
 		     struct udc_attr *out)
@@ -232,6 +271,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	struct udc_cache *c = w->c;
 	unsigned nlinks = 0;
 	struct udc_attr cur;
+	struct walk_up up = { .top = 0, .n = 0 };   /* dir[] is read below n only */
 	struct path_comp comp;
 	size_t i = 0;
 	int r;
@@ -242,13 +282,18 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 
 	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
 		struct udc_attr a;
-		if (name_is_dotdot(comp.name, comp.len) && cur.ino == c->root)
+		bool dotdot = name_is_dotdot(comp.name, comp.len);
+		if (dotdot && cur.ino == c->root)
 			a = dir_attr(c, c->root);
+		else if (dotdot && up.n)
+			a = up_pop(&up);
 		else if ((r = walk_component(w, cur.ino, comp.name, comp.len, &a)))
 			return r;
 
 		bool follow = !comp.last || comp.slash_after || (w->flags & UDC_WALK_FOLLOW);
 		if (a.type != UDC_TYPE_SYMLINK || !follow) {
+			if (!dotdot)
+				up_push(&up, &cur);
 			cur = a;
 			continue;
 		}
@@ -270,9 +315,12 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		path = w->buf;
 		len = (size_t)nlen;
 		i = 0;
-		if (path[0] == '/')
+		if (path[0] == '/') {
 			cur = dir_attr(c, c->root);
-		/* a relative target resolves from the link's directory: cur */
+			up.n = 0;
+		}
+		/* a relative target resolves from the link's directory: cur,
+		 * with the directories above it as they were */
 	}
 	if (r < 0)
 		return r;

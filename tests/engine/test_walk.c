@@ -423,3 +423,59 @@ Test(walk, walk_after_mutations)
 	walk_is(TC_ROOT, "/a/f", 0, 0, 5);
 	walk_is(TC_ROOT, "/z/f", 0, -ENOENT, 0);
 }
+
+/*
+ * ".." after a name the walk resolved goes back where the walk came from:
+ * the cache's record of the parent is not needed (here it is forgotten, and
+ * there is no backend to ask).  Before, the walk looked the record up, and
+ * a directory whose record was lost (or never learnt) cost a backend call.
+ */
+Test(walk, dotdot_returns_where_the_walk_came_from)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+	struct udc_attr d2 = tc_attr(2, UDC_TYPE_DIR, 0), d3 = tc_attr(3, UDC_TYPE_DIR, 0);
+	struct udc_attr f4 = tc_attr(4, UDC_TYPE_REG, 0), got;
+
+	cr_assert_eq(udc_add(c, TC_ROOT, "a", 1, &d2), 0);
+	cr_assert_eq(udc_add(c, 2, "b", 1, &d3), 0);
+	cr_assert_eq(udc_add(c, 2, "f", 1, &f4), 0);
+	cr_assert_eq(udc_invalidate(c, 3, "..", 2), 0);
+	cr_assert_eq(udc_lookup(c, 3, "..", 2, NULL), UDC_MISS, "3's parent is forgotten");
+	cr_assert_eq(udc_walk(c, TC_ROOT, "/a/b/..", 7, 0, NULL, &got), 0);
+	cr_assert_eq(got.ino, 2);
+	cr_assert_eq(udc_walk(c, TC_ROOT, "/a/b/../f", 9, 0, NULL, &got), 0);
+	cr_assert_eq(got.ino, 4);
+	/* From 3 itself nothing was walked down: the record is asked, and lost. */
+	cr_assert_eq(udc_walk(c, 3, "..", 2, 0, NULL, &got), -EAGAIN);
+	udc_destroy(c);
+}
+
+/* Deeper than the walk remembers: the first ".."s come back down the
+ * walk's own path, the rest from the cache's records; all end at the root. */
+Test(walk, dotdot_deeper_than_the_walk_remembers)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+	char path[512];
+	size_t n = 0;
+	struct udc_attr got;
+	enum { DEPTH = 40 };
+
+	for (udc_ino i = 0; i < DEPTH; i++) {
+		struct udc_attr d = tc_attr(100 + i, UDC_TYPE_DIR, 0);
+		cr_assert_eq(udc_add(c, i ? 100 + i - 1 : TC_ROOT, "d", 1, &d), 0);
+		memcpy(path + n, "/d", 2);
+		n += 2;
+	}
+	cr_assert_eq(udc_walk(c, TC_ROOT, path, n, 0, NULL, &got), 0);
+	cr_assert_eq(got.ino, 100 + DEPTH - 1);
+	for (int i = 0; i < DEPTH - 1; i++) {
+		memcpy(path + n, "/..", 3);
+		n += 3;
+	}
+	cr_assert_eq(udc_walk(c, TC_ROOT, path, n, 0, NULL, &got), 0);
+	cr_assert_eq(got.ino, 100, "%d levels down and %d up", DEPTH, DEPTH - 1);
+	memcpy(path + n, "/../..", 6);
+	cr_assert_eq(udc_walk(c, TC_ROOT, path, n + 6, 0, NULL, &got), 0);
+	cr_assert_eq(got.ino, TC_ROOT);
+	udc_destroy(c);
+}
