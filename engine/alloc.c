@@ -15,7 +15,10 @@
  * (struct value_blk: jemalloc's size classes fit them to within 16-32
  * bytes), and everything else the engine allocates, come from jemalloc,
  * counted here; an entry with a part apart goes through this file's own
- * batches so that both are freed after the same grace period.  In sanitizer builds the libc allocator
+ * batches so that both are freed after the same grace period.  While the
+ * slabs are landing (shrink/: memory wanted), a full batch is freed by
+ * the call that filled it, after its own synchronize_rcu; otherwise it
+ * goes to call_rcu, its bytes counted in frees_queued until it runs.  In sanitizer builds the libc allocator
  * (the sanitizer's) is used for the jemalloc part, and slab poisons free
  * objects, so that ASan sees every bound and every use after free.
  *
@@ -28,8 +31,10 @@
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
  *   only, where a slightly old value is fine.  cache->nr_ext (entries with
  *   an external name) is relaxed: only udc_destroy, alone, acts on it.
+ *   cache->frees_queued is relaxed likewise (a size for reclaim).
  *   call_rcu() orders the batch's frees after every read-side section that
- *   could have found the entries (they were unpublished before being added).
+ *   could have found the entries (they were unpublished before being added);
+ *   so does a landing caller's synchronize_rcu.
  *   entry_frees_wait: a call_rcu thread runs its queue in order, and the
  *   mark's lock orders its callbacks' frees before the waiter's return.
  */
@@ -298,12 +303,25 @@ static void free_batch_release(struct free_batch *b)
 {
 	struct udc_cache *c = b->cache;
 
+	/* relaxed: a size (entry_frees_queued) */
+	atomic_fetch_sub_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
 	for (unsigned i = 0; i < b->n; i++)
 		entry_free_now(c, b->ents[i]);
 	mem_free(c, b, sizeof(*b));
 }
 
 RCU_PENDING_CALLBACK(free_batch_rcu, struct free_batch, rcu, cache->rcu_pending, free_batch_release)
+
+/* Hand batch @b to call_rcu, its bytes counted until it runs. */
+static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		b->queued += entry_footprint(b->ents[i]);
+	/* relaxed: a size (entry_frees_queued) */
+	atomic_fetch_add_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
+	rcu_pending_add(&c->rcu_pending);
+	call_rcu(&b->rcu, free_batch_rcu);
+}
 
 /* Take the pending batch, if any, with free_lock held. */
 static struct free_batch *free_take_locked(struct udc_cache *c)
@@ -342,6 +360,7 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 			return;
 		}
 		b->cache = c;
+		b->queued = 0;
 		b->n = 0;
 		c->free_pending = b;
 	}
@@ -350,10 +369,18 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 		full = free_take_locked(c);
 	udc_spin_unlock(&c->free_lock);
 
-	if (full) {
-		rcu_pending_add(&c->rcu_pending);
-		call_rcu(&full->rcu, free_batch_rcu);
+	if (!full)
+		return;
+	if (slab_landing(c->slabs[e->kind]) && !rcu_read_ongoing()) {
+		/* Memory is wanted: the batch lands here, as the slab's do
+		 * (slab_set_landing), not through call_rcu's thread. */
+		int cs = cancel_hold();   /* the caller may hold a stripe */
+		synchronize_rcu();
+		cancel_release(cs);
+		free_batch_release(full);
+		return;
 	}
+	free_batch_queue(c, full);
 }
 
 void entry_free_flush(struct udc_cache *c)
@@ -365,10 +392,17 @@ void entry_free_flush(struct udc_cache *c)
 	struct free_batch *b = free_take_locked(c);
 	udc_spin_unlock(&c->free_lock);
 
-	if (b) {
-		rcu_pending_add(&c->rcu_pending);
-		call_rcu(&b->rcu, free_batch_rcu);
-	}
+	if (b)
+		free_batch_queue(c, b);
+}
+
+size_t entry_frees_queued(struct udc_cache *c)
+{
+	/* relaxed: sizes (free_batch_queue, batch_queue in slab/) */
+	int64_t q = atomic_load_explicit(&c->frees_queued, memory_order_relaxed);
+
+	return (q > 0 ? (size_t)q : 0) + slab_queued_bytes(c->slabs[ENT_NEGATIVE]) +
+	       slab_queued_bytes(c->slabs[ENT_POSITIVE]);
 }
 
 /* A callback queued to wait for the ones queued before it (below). */

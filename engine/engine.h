@@ -110,6 +110,9 @@ uint8_t entry_hit_spend(struct udc_entry *e);
 void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */
 /* Flush, and wait until the frees and the pages they empty land. */
 void entry_frees_wait(struct udc_cache *c);
+/* The bytes of freed entries handed to call_rcu and not yet back: what
+ * entry_frees_wait would give (an estimate). */
+size_t entry_frees_queued(struct udc_cache *c);
 
 /* ---- directory objects ---- */
 /* Free idle directories, at most @budget looked at, one caller at a time

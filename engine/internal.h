@@ -249,6 +249,7 @@ struct forget_slot {
 struct free_batch {
 	struct rcu_head rcu;
 	struct udc_cache *cache;
+	size_t queued;                    /* bytes counted in cache->frees_queued */
 	unsigned n;
 	struct udc_entry *ents[FREE_BATCH];
 };
@@ -301,6 +302,7 @@ struct udc_cache {
 	/* --- deferred frees --- */
 	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
 	struct free_batch *free_pending;
+	_Atomic int64_t frees_queued;     /* bytes of free_batches handed to call_rcu, not yet freed */
 	struct rcu_pending rcu_pending;   /* our call_rcu callbacks in flight (destroy waits) */
 
 	/* --- renames and rmdirs: walks validate against rename_seq --- */

@@ -158,6 +158,7 @@ struct slab_batch {
 	struct slab_batch *held_next; /* on the thread's held chain (slab_hold_begin) */
 	struct slab *slab;
 	unsigned n;
+	size_t queued;                /* bytes counted in slab.queued_bytes (batch_queue) */
 	void *obj[SLAB_BATCH];
 };
 
@@ -184,6 +185,8 @@ struct slab {
 	_Atomic uint64_t seq_next;
 	_Atomic int64_t nr_pages;   /* pages held: classes + retained + pending */
 	_Atomic int64_t nr_pending; /* DEAD pages waiting for their grace period */
+	_Atomic bool landing;       /* slab_set_landing: full batches freed by their freer */
+	_Atomic int64_t queued_bytes; /* objects' bytes in batches handed to call_rcu, not yet freed */
 	_Atomic int64_t meta_bytes;
 	_Atomic uint64_t pages_allocated;
 	_Atomic uint64_t pages_returned;

@@ -25,7 +25,11 @@
  * slot lock is not taken to free).  A remote free that may have emptied an
  * unowned partial page takes the class lock to collect and release it.
  * slab_free_rcu() fills the slot's batch of SLAB_BATCH objects with one
- * rcu_head; the batch's callback frees them.
+ * rcu_head; the batch's callback frees them, or, while the owner has the
+ * slab landing (its memory wanted now), the freer that filled it does,
+ * after waiting for the grace periods itself.  The bytes of the batches
+ * handed to call_rcu are counted until they run (queued_bytes: the owner
+ * may wait for them rather than evict).
  *
  * Locking:
  *   cpu->lock (the slot's pages' local side, its batch) -> cls->lock (page
@@ -56,7 +60,8 @@
  *   (d) slab_free_rcu: the caller unpublished the object before; call_rcu
  *       runs the batch after every reader that could have found it (or,
  *       held, slab_hold_end frees it after its own synchronize_rcu, and
- *       releases the pages it emptied after a second one, for (c)).
+ *       releases the pages it emptied after a second one, for (c); a
+ *       landed batch is a hold of its own, ended at once).
  *       slab_call_rcu's callbacks, held, run after that first one too.
  *   The slot locks order everything else: an open page's local side and
  *   a batch are touched only under their slot's lock.
@@ -70,6 +75,7 @@
  */
 
 #include "slab/internal.h"
+#include "common/cancel.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -326,8 +332,53 @@ static void batch_queue(struct slab_batch *b)
 		tls_held = b;
 		return;
 	}
-	rcu_pending_add(&b->slab->rcu_pending);
+	struct slab *s = b->slab;
+	b->queued = 0;
+	for (unsigned i = 0; i < b->n; i++)
+		b->queued += slab_page_hdr(s, b->obj[i])->cls->size;
+	/* relaxed: a size for the owner's reclaim (slab_queued_bytes) */
+	atomic_fetch_add_explicit(&s->queued_bytes, (int64_t)b->queued, memory_order_relaxed);
+	rcu_pending_add(&s->rcu_pending);
 	call_rcu(&b->rcu, batch_free_rcu); /* (d) */
+}
+
+/* A full batch: landed by its freer while the slab is landing (a hold of
+ * its own, ended at once: (d)), else queued. */
+static void batch_land_or_queue(struct slab *s, struct slab_batch *b)
+{
+	/* (d) is the hold's own ordering */
+	if (!slab_landing(s) || rcu_read_ongoing()) {
+		batch_queue(b);
+		return;
+	}
+	int cs = cancel_hold();   /* the caller may hold its locks: never left in a wait */
+	slab_hold_begin();
+	b->held_next = NULL;
+	tls_held = b;
+	slab_hold_end();
+	cancel_release(cs);
+}
+
+void slab_set_landing(struct slab *s, bool on)
+{
+	/* relaxed: a policy flag; the load keeps the line shared when it
+	 * already says so (every mutating call sets it) */
+	if (atomic_load_explicit(&s->landing, memory_order_relaxed) != on)
+		atomic_store_explicit(&s->landing, on, memory_order_relaxed);
+}
+
+size_t slab_queued_bytes(struct slab *s)
+{
+	/* relaxed: a size (see batch_queue) */
+	int64_t q = atomic_load_explicit(&s->queued_bytes, memory_order_relaxed);
+
+	return q > 0 ? (size_t)q : 0;
+}
+
+bool slab_landing(struct slab *s)
+{
+	/* relaxed: see slab_set_landing */
+	return atomic_load_explicit(&s->landing, memory_order_relaxed);
 }
 
 /* Take slot @sc's batch if it holds objects (its lock held). */
@@ -450,6 +501,8 @@ static void batch_free(struct slab_batch *b)
 {
 	struct slab *s = b->slab;
 
+	/* relaxed: see batch_queue (0 for a batch that was held or landed) */
+	atomic_fetch_sub_explicit(&s->queued_bytes, (int64_t)b->queued, memory_order_relaxed);
 	for (unsigned i = 0; i < b->n; i++) {
 		/* relaxed: a compaction heuristic; before the free, which
 		 * may release the page */
@@ -471,6 +524,7 @@ static struct slab_batch *batch_new(struct slab *s)
 		atomic_fetch_add_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 		b->slab = s;
 		b->n = 0;
+		b->queued = 0;
 	}
 	return b;
 }
@@ -511,7 +565,7 @@ void slab_free_rcu(struct slab *s, void *obj)
 		}
 		cpu_unlock(sc);
 		if (full)
-			batch_queue(full);
+			batch_land_or_queue(s, full);
 	}
 	if (!b) {
 		/* No memory for a batch: wait for readers here. */

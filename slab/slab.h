@@ -137,9 +137,31 @@ void slab_free_now(struct slab *s, void *obj);
  * Free after a grace period: @obj must be unpublished already; readers that
  * found it before may go on reading it until they leave their read-side
  * section.  Batched per cpu slot: a batch is handed to call_rcu() when
- * full, or by slab_rcu_flush().
+ * full, or by slab_rcu_flush(); while the slab is landing (below), a full
+ * batch is freed by the caller, who waits for the grace periods.  Not
+ * inside a read-side section (a landing caller would wait on itself: it
+ * hands the batch to call_rcu() then).
  */
 void slab_free_rcu(struct slab *s, void *obj);
+
+/*
+ * Landing on or off: the owner's memory is wanted now.  A batch freed
+ * through call_rcu comes back when liburcu's thread runs it, which waits
+ * 10 ms between batches: a caller removing names fast keeps thousands of
+ * them in flight, all still counted (at 5% of tar-rm x75's footprint,
+ * most of its bytes during its rm phase, and reclaim evicted every other
+ * entry for them).  Landing, slab_free_rcu frees a full batch in the
+ * caller instead, after a grace period (and the pages it emptied after a
+ * second one): a 62nd of the frees waits for two grace periods.  A flag,
+ * read relaxed; setting it to what it is writes nothing.
+ */
+void slab_set_landing(struct slab *s, bool on);
+/* Is it?  For the owner's own deferred frees, which may land alike. */
+bool slab_landing(struct slab *s);
+/* The objects' bytes freed through call_rcu and not yet back (an
+ * estimate: what the owner would get by waiting for them, rather than
+ * evicting; slab_rcu_barrier waits). */
+size_t slab_queued_bytes(struct slab *s);
 
 /* Hand every slot's pending slab_free_rcu() batch to call_rcu(). */
 void slab_rcu_flush(struct slab *s);
