@@ -271,7 +271,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	struct udc_cache *c = w->c;
 	unsigned nlinks = 0;
 	struct udc_attr cur;
-	struct walk_up up = { .top = 0, .n = 0 };   /* dir[] is read below n only */
+	struct walk_up up;   /* dir[] is read below n only: not zeroed (384 bytes) */
 	struct path_comp comp;
 	size_t i = 0;
 	int r;
@@ -279,6 +279,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	if (path[0] == '/')
 		start = c->root;
 	cur = dir_attr(c, start);
+	up.top = up.n = 0;
 
 	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
 		struct udc_attr a;

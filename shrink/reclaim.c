@@ -379,8 +379,7 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, size_t enough, int 
 	if (entry_frees_queued(sh->c) >= bytes) {
 		size_t before = reclaim_used(sh);
 		frees_wait(sh);
-		size_t after = reclaim_used(sh);
-		if (before - (after < before ? after : before) >= bytes)
+		if (reclaim_used(sh) + bytes <= before)
 			return 0;
 	}
 	slab_hold_begin();

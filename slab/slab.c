@@ -333,7 +333,6 @@ static void batch_queue(struct slab_batch *b)
 		return;
 	}
 	struct slab *s = b->slab;
-	b->queued = 0;
 	for (unsigned i = 0; i < b->n; i++)
 		b->queued += slab_page_hdr(s, b->obj[i])->cls->size;
 	/* relaxed: a size for the owner's reclaim (slab_queued_bytes) */
