@@ -222,13 +222,35 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		entry_unlink_locked(c, was);
 }
 
-size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
+/* The positive answer @e (may be NULL) gives, under rcu_read_lock (its
+ * value too, @vo may be NULL; and its deadline, @deadline may be NULL). */
+static bool entry_attr_rcu(struct udc_cache *c, struct udc_entry *e, struct udc_attr *out,
+			   struct value_out *vo, uint32_t *deadline)
+{
+	if (!e || e->kind != ENT_POSITIVE || !entry_answers(c, e))
+		return false;
+	pos_attr_copy(out, entry_pos(e));
+	pos_value_copy(vo, entry_pos(e));
+	if (deadline)
+		*deadline = entry_deadline(e);
+	return true;
+}
+
+/*
+ * Drop k's entry, with its stripe locked: the bytes it held (0: none).
+ * @was (may be NULL): the positive answer it gave, ino UDC_INO_NONE if it
+ * gave none (one lookup where an unlink made two: BENCHMARKS.md, issue 16).
+ */
+static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
+				struct udc_attr *was)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	size_t size = 0;
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
+	if (was && !entry_attr_rcu(c, e, was, NULL, NULL))
+		was->ino = UDC_INO_NONE;
 	if (e && cds_lfht_del(c->names, &e->node) == 0)
 		size = entry_footprint(e);
 	else
@@ -239,20 +261,17 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 	return size;
 }
 
+size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
+{
+	return entry_take_locked(c, hash, k, NULL);
+}
+
 /* The positive answer cached for k (its value too, @vo may be NULL; and
  * its deadline, @deadline may be NULL), under rcu_read_lock. */
 static bool cached_attr_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k,
 			    struct udc_attr *out, struct value_out *vo, uint32_t *deadline)
 {
-	struct udc_entry *e = entry_find_rcu(c, hash, k);
-
-	if (!e || e->kind != ENT_POSITIVE || !entry_answers(c, e))
-		return false;
-	pos_attr_copy(out, entry_pos(e));
-	pos_value_copy(vo, entry_pos(e));
-	if (deadline)
-		*deadline = entry_deadline(e);
-	return true;
+	return entry_attr_rcu(c, entry_find_rcu(c, hash, k), out, vo, deadline);
 }
 
 /* The same with the stripe locked. */
@@ -604,13 +623,14 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 	struct name_op *op = &u->op;
 
 	lock_assert_held(&op->s->lock);
+	inflight_mark_stale_locked(c, op->s, op->hash, &op->k);
+	if (!u->neg) {
+		entry_take_locked(c, op->hash, &op->k, &u->was);
+		return;
+	}
 	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, NULL, NULL))
 		u->was.ino = UDC_INO_NONE;
-	inflight_mark_stale_locked(c, op->s, op->hash, &op->k);
-	if (u->neg)
-		op_publish_locked(c, op, u->neg);
-	else
-		entry_drop_locked(c, op->hash, &op->k);
+	op_publish_locked(c, op, u->neg);
 }
 
 /* The directory the unlinked name held (if the cache knew it as one)
