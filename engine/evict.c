@@ -104,6 +104,12 @@ uint8_t entry_hits(const struct udc_entry *e)
 	return atomic_load_explicit(&e->hits, memory_order_relaxed) & HITS_MASK;
 }
 
+bool entry_dir_lone(const struct udc_entry *e)
+{
+	/* relaxed: a policy hint (a pin in flight makes it look shared) */
+	return atomic_load_explicit(&e->dir->refs, memory_order_relaxed) <= 1;
+}
+
 uint32_t entry_deadline_of(const struct udc_entry *e)
 {
 	return entry_deadline(e);
