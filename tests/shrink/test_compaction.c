@@ -297,3 +297,86 @@ Test(compaction, stale_entries_are_dropped_not_moved)
 	cr_assert_eq(engine_check(c), 0);
 	udc_destroy(c);
 }
+
+/* A callback that holds the call_rcu thread until released: the frees
+ * queued behind it wait, as on a machine whose call_rcu thread is starved. */
+struct rcu_stall {
+	struct rcu_head rcu;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool running, released;
+};
+
+static struct rcu_stall stall = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void stall_cb(struct rcu_head *h)
+{
+	(void)h;
+	pthread_mutex_lock(&stall.lock);
+	stall.running = true;
+	pthread_cond_broadcast(&stall.cond);
+	while (!stall.released)
+		pthread_cond_wait(&stall.cond, &stall.lock);
+	pthread_mutex_unlock(&stall.lock);
+}
+
+static void stall_begin(void)
+{
+	stall.running = stall.released = false;
+	call_rcu(&stall.rcu, stall_cb);
+	pthread_mutex_lock(&stall.lock);
+	while (!stall.running)
+		pthread_cond_wait(&stall.cond, &stall.lock);
+	pthread_mutex_unlock(&stall.lock);
+}
+
+static void stall_end(void)
+{
+	pthread_mutex_lock(&stall.lock);
+	stall.released = true;
+	pthread_cond_broadcast(&stall.cond);
+	pthread_mutex_unlock(&stall.lock);
+}
+
+/*
+ * Bytes waiting for their grace period are not fragmentation: no move
+ * gives them back sooner.  With the call_rcu thread held, a churn that
+ * keeps one name in 8 leaves pages of survivors and queued frees.  Before
+ * (fragmented() counted the queued bytes as free room): 6,975 entries
+ * moved, and moved again as each batch found the same pages still
+ * waiting, the churn 10x slower; after: none.
+ */
+Test(compaction, frees_that_wait_are_not_fragmentation)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	cfg.memory_limit = (size_t)1 << 30;
+	cfg.root = TC_ROOT;
+	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+	const unsigned kept = 20000, cycles = 200000;
+	char nm[128];
+
+	cp_fill(c, kept);
+	cp_settle(c);
+	uint64_t moved0 = tc_stats(c).entries_moved;
+	stall_begin();
+	for (unsigned i = 0; i < cycles; i++) {
+		size_t len = (size_t)snprintf(nm, sizeof(nm), "churn-%u", i);
+		struct udc_attr a = tc_attr(900000 + i, UDC_TYPE_REG, i);
+		cr_assert_eq(udc_add(c, 7, nm, len, &a), 0);
+		if (i % 8)
+			cr_assert_eq(udc_remove(c, 7, nm, len), 0);
+	}
+	uint64_t moved = tc_stats(c).entries_moved - moved0;
+	stall_end();
+	fprintf(stderr, "frees held back: %llu entries moved in %u add/remove cycles\n",
+		(unsigned long long)moved, cycles);
+	cr_assert_leq(moved, cycles / 1000, "%llu entries moved while their pages waited",
+		      (unsigned long long)moved);
+	for (unsigned i = 0; i < kept; i++) {
+		const char *why = cp_check_kept(c, i);
+		cr_assert_null(why, "name %u: %s", i, why);
+	}
+	udc_destroy(c);
+}
