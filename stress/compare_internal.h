@@ -93,6 +93,7 @@ struct run {
 	uint64_t rmdir_negatives;
 	pthread_barrier_t start;
 	struct stop_flag stop;
+	uint64_t rcu_stalls;   /* --rcu-stall: times the call_rcu thread was held */
 };
 
 /* The workload called name, or NULL. */

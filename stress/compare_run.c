@@ -134,6 +134,8 @@ static void report(const struct run *r, const struct totals *tt, const struct me
 	rep_bool(&rp, "oversubscribed", "more threads than cores", (long)opt->threads > cores);
 	rep_hex(&rp, "seed", "seed", opt->seed);
 	rep_u64(&rp, "memory_limit", "memory limit (bytes)", r->cfg.memory_limit);
+	rep_u64(&rp, "rcu_stall_ms", "call_rcu thread held (ms of every 2x; 0 never)", opt->rcu_stall_ms);
+	rep_u64(&rp, "rcu_stalls", "times it was held", r->rcu_stalls);
 	rep_str(&rp, "op_unit", "an operation is", r->wl->op_unit);
 	rep_u64(&rp, "ops", "operations", tt->ops);
 	rep_f64(&rp, "seconds", "seconds", tt->secs, 3);
@@ -287,11 +289,13 @@ int run_compare(const struct options *opt)
 	mw.limit = r->cfg.memory_limit;
 	for (unsigned i = 0; i < n; i++)
 		thread_start(&w[i].tid, worker_main, &w[i]);
+	rcu_stall_start(opt->rcu_stall_ms);
 	pthread_barrier_wait(&r->start);
 	t0 = now_ns();
 	run_watch(r, w, &mw, t0, tty);
 	stop_raise(&r->stop);
 	t1 = run_join(w, n, &tt);
+	r->rcu_stalls = rcu_stall_stop();
 	watch_sample(&mw);
 	if (tty)
 		fputs("\r\033[K", stderr);

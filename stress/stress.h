@@ -87,6 +87,7 @@ struct options {
 	size_t optimum;	       /* replay: Belady's optimum at this many entries */
 	unsigned churn_threads; /* threads: short-lived threads at a time (0: none) */
 	bool no_reclaim_thread;
+	unsigned rcu_stall_ms;  /* hold the call_rcu thread this long in every 2x (0: never) */
 	bool writer;	       /* invalidate: the churn thread adds unique negatives */
 	bool json;
 	bool csv;
@@ -94,6 +95,11 @@ struct options {
 	bool names_set, dirs_set, name_len_set, memory_set, seconds_set, count_set;
 	bool positives_set;
 };
+
+/* --rcu-stall (rcu_stall.c): start holding the call_rcu thread (@ms 0:
+ * nothing); stop, returning the rounds it was held. */
+void rcu_stall_start(unsigned ms);
+uint64_t rcu_stall_stop(void);
 
 /* ---------------------------------------------------------------------- */
 /* Messages (common.c) */

@@ -282,6 +282,10 @@ static void usage_general(FILE *f)
 		"      --no-reclaim-thread no background reclaim thread (udcache:\n"
 		"                          UDC_CFG_NO_RECLAIM_THREAD; kernel: direct reclaim\n"
 		"                          only, no kswapd thread)\n"
+		"      --rcu-stall MS      hold liburcu's call_rcu thread MS ms of every 2 MS\n"
+		"                          (1..10000), as on a host that starves it: the\n"
+		"                          frees the cache queues wait (the workloads run\n"
+		"                          with workers; not replay)\n"
 		"  -l, --name-len N        name length in bytes, 1..%d (default %u; frag %d);\n"
 		"                          names are padded to it (longer only when the index\n"
 		"                          needs it)\n"
@@ -446,6 +450,7 @@ enum {
 	OPT_CSV,
 	OPT_CHURN_THREADS,
 	OPT_WRITER,
+	OPT_RCU_STALL,
 	OPT_VERSION,
 };
 
@@ -460,6 +465,7 @@ static const struct option longopts[] = {
 	{ "memory", required_argument, NULL, 'm' },
 	{ "limit", required_argument, NULL, 'm' },
 	{ "no-reclaim-thread", no_argument, NULL, OPT_NO_RECLAIM_THREAD },
+	{ "rcu-stall", required_argument, NULL, OPT_RCU_STALL },
 	{ "name-len", required_argument, NULL, 'l' },
 	{ "object-size", required_argument, NULL, OPT_OBJECT_SIZE },
 	{ "remove-ratio", required_argument, NULL, OPT_REMOVE_RATIO },
@@ -533,6 +539,9 @@ static bool parse_general(int ch, struct options *opt)
 		return true;
 	case OPT_NO_RECLAIM_THREAD:
 		opt->no_reclaim_thread = true;
+		return true;
+	case OPT_RCU_STALL:
+		opt->rcu_stall_ms = (unsigned)parse_u64("--rcu-stall", optarg, 1, 10000);
 		return true;
 	case 'l':
 		opt->name_len = (unsigned)parse_u64("--name-len", optarg, 1, UDC_NAME_MAX);
