@@ -25,9 +25,9 @@
  *     a copy that finds no room is evicted instead.
  *   main (CLOCK): hit -> reinserted (moved into an open page of its
  *     class, the young end, its hits less one; kept in place when no copy
- *     can be made; an entry alone in its directory needs the counter's
- *     top, three hits, as its eviction frees the object too:
- *     main_hits_to_keep); not hit -> evicted, a ghost left (ARC's second
+ *     can be made; an entry alone in its directory needs two hits, as
+ *     its eviction frees the object too: main_hits_to_keep); not hit ->
+ *     evicted, a ghost left (ARC's second
  *     ghost list, in the same table); stale -> dropped.  The page empties and
  *     goes back whole, as probation's do: kept in place, survivors left
  *     pages 73-84% live that refills skip (a quarter free is their
@@ -133,16 +133,17 @@
 #define REQUEUE_MAX 8
 #define REQUEUE_MAX_BEHIND 64
 /* An entry alone in its directory frees the object with it (128 bytes,
- * two to three times an entry's slot): main keeps it for three hits, the
- * counter's top, where others need one.  Against keeping it for two, on
- * the 14 rows of scripts/replay_ab.sh: gcc x313 at 500 KB -5.7% backend
- * lookups, git-status at 6.7 MB -7.9%, bash-path at 608 KB -3.0%,
- * git-commit +0.7% (BENCHMARKS.md, issue 14, stop 26).  Weighing a
- * directory of two entries as well (two hits for each) changed no row by
- * more than its spread, and neither did asking a lone entry for two hits
- * before its promotion from probation (gcc +3.8%, make-build at 7 MB
- * -3.2%). */
-#define LONE_HITS_TO_KEEP HITS_MAX
+ * two to three times an entry's slot): main keeps it for two hits, where
+ * others need one.  On the 14 rows of scripts/replay_ab.sh, against one
+ * hit: 12 rows 0.5-3.9% fewer backend lookups (bash-path at 608 KB -3.9%,
+ * gcc x313 at 500 KB -3.6%), none worse beyond its spread.  Three hits
+ * (the counter's top) gained more at small limits (gcc -9.1%, git-status
+ * at 6.7 MB -8.0%) but lost at half the footprint (perl-modules +7.0%,
+ * node-require +4.9% against two); weighing a directory of two entries
+ * as well, or asking a lone entry for two hits before its promotion from
+ * probation, changed no row consistently (BENCHMARKS.md, issue 14, stop
+ * 26). */
+#define LONE_HITS_TO_KEEP 2
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
 #define GHOST_MAX_SLOTS (1u << 24)

@@ -305,8 +305,8 @@ static unsigned count_held(udc_cache *c, udc_ino dir, bool dir_each, const char 
 /*
  * An entry that is its directory object's only holder frees the object
  * too when it goes (128 bytes, two to three times the entry's slot), so
- * main's CLOCK keeps it for three hits since its last visit, not for one
- * (issue 14, stop 26: up to 9.1% fewer backend lookups in the replays).
+ * main's CLOCK keeps it for two hits since its last visit, not for one
+ * (issue 14, stop 26: up to 3.9% fewer backend lookups in the replays).
  * Two sets made and hit twice together (promotion spends one hit):
  * s-names in one directory, l-names each in a directory of its own.
  * Rounds of other names hit once push main round
