@@ -275,6 +275,11 @@ int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_f
 {
 	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
 
+	/* relaxed, both: a lookup that reads false answers a miss, which is
+	 * always correct; written once (the line is read by every call) */
+	if (!atomic_load_explicit(&c->fills_completed, memory_order_relaxed))
+		atomic_store_explicit(&c->fills_completed, true, memory_order_relaxed);
+
 	/* relaxed: published by the CAS below (seq_cst) with the flag; a
 	 * concurrent completion of the same fill writes about the same */
 	atomic_store_explicit(&d->complete_until, cache_deadline_for(c, ENT_NEGATIVE, 0),

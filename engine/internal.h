@@ -268,6 +268,9 @@ struct udc_cache {
 	_Atomic uint32_t forgets_pending; /* objects forgotten, not yet retired: a hit
 	                                   * consults c->forgets while non-zero (forget.c) */
 	bool membarrier;                  /* sys_membarrier available at create */
+	_Atomic bool fills_completed;     /* set by the first udc_dir_fill_complete: until
+	                                   * then no directory is complete, and a lookup's
+	                                   * miss skips the directory table (lookup.c) */
 	size_t self_bytes;                /* this struct's real allocated size */
 	size_t bytes_min;                 /* the smallest limit udc_set_memory_limit takes
 	                                   * (bytes_min_for, at udc_create) */

@@ -28,6 +28,9 @@
  *   deadline are written before the entry is published and never after,
  *   so the relaxed load sees the published ones; the clock is the
  *   kernel's coarse monotonic clock (vDSO), read only for such entries.
+ *   cache->fills_completed is a relaxed load (partner: the relaxed store in
+ *   dir_fill_complete, before the flag's CAS): reading false only skips
+ *   the complete flag's check, and a miss is always a correct answer.
  */
 #include "engine/internal.h"
 
@@ -120,8 +123,12 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 	} else {
 		/* The miss path: a complete directory answers negative, but
 		 * not for a name whose answer expired or was forgotten (it
-		 * may exist). */
-		struct udc_dir *d = e ? e->dir : dir_find_rcu(c, dir);
+		 * may exist).  Its object is looked up only if a caller pins
+		 * it or some directory may be complete (relaxed: a miss is
+		 * always a correct answer; dir_fill_complete). */
+		bool want_dir = miss_pin ||
+				atomic_load_explicit(&c->fills_completed, memory_order_relaxed);
+		struct udc_dir *d = e ? e->dir : want_dir ? dir_find_rcu(c, dir) : NULL;
 		matched = current;   /* expired, forgotten: still a cached name's bytes */
 		if (d && !current && dir_complete_rcu(d) && !dir_complete_expired(c, d))
 			r = UDC_NEGATIVE;
