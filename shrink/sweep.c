@@ -27,9 +27,8 @@
  *     class, the young end, its hits less one; kept in place when no copy
  *     can be made; an entry alone in its directory needs two hits, as
  *     its eviction frees the object too: main_hits_to_keep); not hit ->
- *     evicted, a ghost left (ARC's second
- *     ghost list, in the same table); stale -> dropped.  The page empties and
- *     goes back whole, as probation's do: kept in place, survivors left
+ *     evicted, a ghost left (ARC's second ghost list, in the same table);
+ *     stale -> dropped.  The page empties and goes back whole, as probation's do: kept in place, survivors left
  *     pages 73-84% live that refills skip (a quarter free is their
  *     threshold), and the sweep took hot entries to free room in them.
  * Readers only ever raise hits (lookup.c); only the sweeper lowers it

@@ -39,8 +39,8 @@ static struct {
 	pthread_cond_t cond;
 	pthread_t tid;
 	struct rcu_head rcu;
-	unsigned ms;
-	bool started, stopping, in_callback;
+	unsigned ms;                  /* 0: not started */
+	bool stopping, in_callback;
 	uint64_t rounds;
 } stall = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -102,20 +102,19 @@ void rcu_stall_start(unsigned ms)
 	pthread_condattr_destroy(&ca);
 	stall.ms = ms;
 	stall.stopping = false;
-	stall.started = true;
 	thread_start(&stall.tid, stall_main, NULL);
 }
 
 uint64_t rcu_stall_stop(void)
 {
-	if (!stall.started)
+	if (!stall.ms)
 		return 0;
 	pthread_mutex_lock(&stall.lock);
 	stall.stopping = true;
 	pthread_cond_broadcast(&stall.cond);
 	pthread_mutex_unlock(&stall.lock);
 	thread_join(stall.tid);
-	stall.started = false;
+	stall.ms = 0;
 	pthread_cond_destroy(&stall.cond);
 	return stall.rounds;
 }
