@@ -6,8 +6,8 @@
  * targets spliced in) is its own.
  *
  * A walk resolves each component with resolve_name() (cache first, backend
- * on a miss), except a ".." after a name the pass resolved itself: that
- * goes back to the directory the pass came from (struct walk_up), as the
+ * on a miss), except a ".." after a directory the pass resolved itself:
+ * that goes back to the directory the pass came from (struct walk_up), as the
  * kernel's walk follows the parent of the dentry it came through.  Only a
  * ".." above where the pass started (or past WALK_UP_MAX levels) asks the
  * cache's record of the parent, and the backend.  Until issue 14's stop 25
@@ -284,12 +284,19 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
 		struct udc_attr a;
 		bool dotdot = name_is_dotdot(comp.name, comp.len);
-		if (dotdot && cur.ino == c->root)
+		if (dotdot && cur.ino == c->root) {
 			a = dir_attr(c, c->root);
-		else if (dotdot && up.n)
+		} else if (dotdot && up.n && cur.type == UDC_TYPE_DIR) {
 			a = up_pop(&up);
-		else if ((r = walk_component(w, cur.ino, comp.name, comp.len, &a)))
-			return r;
+		} else {
+			/* Not known to be a directory (UDC_TYPE_UNKNOWN): its ".."
+			 * is asked, and may not exist; the ring's levels no
+			 * longer match the path after it. */
+			if (dotdot)
+				up.n = 0;
+			if ((r = walk_component(w, cur.ino, comp.name, comp.len, &a)))
+				return r;
+		}
 
 		bool follow = !comp.last || comp.slash_after || (w->flags & UDC_WALK_FOLLOW);
 		if (a.type != UDC_TYPE_SYMLINK || !follow) {

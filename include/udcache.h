@@ -373,10 +373,11 @@ UDC_API int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_
  * directory.  Symlinks are followed in the middle of a path always, in the
  * last component with UDC_WALK_FOLLOW or a trailing '/', at most 40 in one
  * walk.  Each component goes through udc_resolve(), except a ".." that
- * follows a component the walk resolved: it returns to the directory the
- * walk came from (a directory has one parent), asking neither the cache
- * nor the backend; a ".." above where the walk started is udc_resolve()'s
- * (the cache's record of the parent, else the backend).  The answer is
+ * follows a directory (UDC_TYPE_DIR) the walk resolved: it returns to the
+ * directory the walk came from (a directory has one parent), asking neither
+ * the cache nor the backend; a ".." above where the walk started, or of a
+ * name of type UDC_TYPE_UNKNOWN, is udc_resolve()'s (the cache's record of
+ * the parent, else the backend).  The answer is
  * consistent with directory renames and rmdirs told to this cache: if one
  * ran during the walk, the walk is retried, so the path returned existed as
  * a whole at one moment.  No internal lock is held across a backend call,

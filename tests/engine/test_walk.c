@@ -450,6 +450,30 @@ Test(walk, dotdot_returns_where_the_walk_came_from)
 	udc_destroy(c);
 }
 
+/*
+ * ".." of a name whose type the cache does not know (UDC_TYPE_UNKNOWN) is
+ * not the way back: the name may be no directory, with no ".." at all.  The
+ * walk asks, as before stop 25.  Found by the fuzzer (regression
+ * walk-dotdot-of-unknown-type): "d/.." from 2, d of unknown type and
+ * inode 105, returned 2 where the store says -ENOENT.
+ */
+Test(walk, dotdot_of_a_name_of_unknown_type_is_asked)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, 0);
+	struct udc_attr d2 = tc_attr(2, UDC_TYPE_DIR, 0), u = tc_attr(105, UDC_TYPE_UNKNOWN, 0);
+	struct udc_attr got;
+
+	cr_assert_eq(udc_add(c, TC_ROOT, "a", 1, &d2), 0);
+	cr_assert_eq(udc_add(c, 2, "d", 1, &u), 0);
+	/* No record of 105's parent and no backend: the walk cannot know. */
+	cr_assert_eq(udc_walk(c, 2, "d/..", 4, 0, NULL, &got), -EAGAIN);
+	cr_assert_eq(udc_walk(c, TC_ROOT, "a/d/../..", 9, 0, NULL, &got), -EAGAIN);
+	/* A known directory's ".." is still the way back. */
+	cr_assert_eq(udc_walk(c, TC_ROOT, "a/..", 4, 0, NULL, &got), 0);
+	cr_assert_eq(got.ino, TC_ROOT);
+	udc_destroy(c);
+}
+
 /* Deeper than the walk remembers: the first ".."s come back down the
  * walk's own path, the rest from the cache's records; all end at the root. */
 Test(walk, dotdot_deeper_than_the_walk_remembers)
