@@ -136,7 +136,7 @@ size_t cache_buckets_bytes(struct udc_cache *c)
 size_t cache_bytes_used(struct udc_cache *c)
 {
 	return atomic_load_explicit(&c->bytes_held, memory_order_relaxed) + entry_slabs_bytes(c) +
-	       cache_buckets_bytes(c);
+	       cache_dirs_bytes(c) + cache_buckets_bytes(c);
 }
 
 /* relaxed (the counts, here and below): sizes follow them loosely */
@@ -316,7 +316,8 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	}
 	c->names = table_create(c->min_buckets);   /* sized by us (above) */
 	c->dirs = table_create(c->min_buckets);
-	if (!c->names || !c->dirs || shrink_create(c, cfg, &c->shrink) || entry_slabs_create(c)) {
+	if (!c->names || !c->dirs || shrink_create(c, cfg, &c->shrink) || entry_slabs_create(c) ||
+	    dir_slab_create(c)) {
 		err = ENOMEM;
 		goto fail;
 	}
@@ -332,6 +333,7 @@ fail_thread:
 	shrink_reclaimer_stop(c->shrink);
 fail:
 	entry_slabs_destroy(c);
+	dir_slab_destroy(c);
 	if (c->shrink)
 		shrink_destroy(c->shrink);
 	if (c->names)
@@ -381,6 +383,7 @@ void udc_destroy(udc_cache *c)
 	udc_assert(atomic_load_explicit(&c->nr_ext, memory_order_relaxed) == 0);
 	entry_slabs_destroy(c);   /* every page, entries in them or not */
 	dir_free_all(c);
+	dir_slab_destroy(c);   /* the directories and their extensions, with the pages */
 	shrink_destroy(c->shrink);
 	table_free(c->names);
 	table_free(c->dirs);
@@ -434,9 +437,7 @@ int64_t cache_nr_dirs(struct udc_cache *c)
 
 size_t cache_dirs_bytes(struct udc_cache *c)
 {
-	int64_t n = cache_nr_dirs(c);
-
-	return n > 0 ? (size_t)n * mem_line_real_size(sizeof(struct udc_dir)) : 0;
+	return slab_bytes(c->dir_slab);
 }
 
 struct thread_stats *cache_stats(struct udc_cache *c)

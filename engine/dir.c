@@ -3,10 +3,22 @@
  * engine/dir.c - directory objects, and their reaper.
  *
  * Owns: the directory table (cache->dirs, an rculfhash keyed by the keyed
- * hash of the ino), every struct udc_dir in it, and the reaper's queues
- * (cache->dirs_queued, dirs_arrived, dirs_idle); the complete flag and the
- * fill protocol (d->state); the ".." records (d->parent, parent_stamp,
- * parent_seq, epoch; cache->dir_clock, dotdot_moves).
+ * hash of the ino), every struct udc_dir in it and its struct dir_ext,
+ * the directory slab they come from (cache->dir_slab: one line each), and
+ * the reaper's queues (cache->dirs_queued, dirs_arrived, dirs_idle); the
+ * complete flag and the fill protocol (d->state, x->complete_until); the
+ * ".." records (x->parent, parent_stamp, parent_seq, epoch;
+ * cache->dir_clock, dotdot_moves).
+ *
+ * The extension (x = d->ext) holds what few directories have: a ".."
+ * record, the epoch that records of it are stamped with, a listing, a
+ * fill's deadline.  It is made by the first caller that needs one
+ * (dir_ext_get: a fill, a ".." asked or told, a record naming d) and
+ * freed with d.  A directory added by its name records nothing: a record
+ * that exists is kept up to date (dir_learn, dir_parent_move), one that
+ * does not is made when a ".." is asked (a backend call) or told.  (Each
+ * object was two lines, and each directory named made one for its
+ * record: 27-48% of the bytes at a binding limit, issue 14.)
  *
  * A directory object is made the first time the cache needs one for an
  * ino (an entry in it, a placeholder in it, a parent to record, a complete
@@ -18,7 +30,8 @@
  * that holds one is kept on dirs_idle, oldest first, for pressure (its
  * answers are cached facts like any entry: losing one costs a backend
  * call, never a wrong answer).  Freeing is: refs CAS 0 -> DIR_DEAD, out of
- * the table, freed after a grace period.  A pin that finds DIR_DEAD takes
+ * the table, freed with its extension after a grace period
+ * (slab_free_rcu: no rcu_head in the object).  A pin that finds DIR_DEAD takes
  * the object out of the table itself (a second cds_lfht_del is harmless)
  * and treats the ino as having no object.  So an in-flight call's directory (pinned across the
  * backend call) can never be freed and made again with its generation
@@ -33,10 +46,13 @@
  *   reaper at a time; that protects dirs_arrived, dirs_idle and the
  *   DIR_IDLE objects on them.  dirs_queued is a lock-free stack (CAS push
  *   anywhere, exchange pop-all by the reaper: with no single pop there is
- *   no ABA).
- *   d->lock (spinlock, innermost) serialises the writers of d's ".."
+ *   no ABA); dirs_idle a FIFO.  All three link by d->queued_next, which
+ *   belongs to whoever set DIR_IDLE (one of them at a time).
+ *   x->lock (spinlock, innermost) serialises the writers of d's ".."
  *   record (parent, parent_stamp, parent_seq); it
  *   is taken under the stripe lock of the entry being linked or unlinked.
+ *   d->ext is set once (CAS); the slab's locks are taken by dir_ext_get,
+ *   never with x->lock held.
  *   A child's record names its parent by ino and holds no reference on
  *   its object: a parent whose only holders were its children's records
  *   kept chains of objects with no entry (git-commit at 10% of its
@@ -53,6 +69,8 @@
  *   parent), so it never answers from a complete flag the bump retired.
  *   cds_lfht_add_unique() publishes a zeroed and filled object (it orders
  *   the node's initialisation before the link, rculfhash guarantee).
+ *   dir_ext_get's CAS (seq_cst, a release at least) publishes the
+ *   extension's fields; readers load d->ext with acquire (dir_ext_rcu).
  *   refs: a pin (fetch_add) and the reaper's CAS are RMWs of one location,
  *   so exactly one of them comes first; the CAS is acquire and dir_put a
  *   release, so the reaper sees everything the last holder did (its
@@ -60,9 +78,9 @@
  *   or, and the reaper's DIR_IDLE clear and refs re-read, are seq_cst: of
  *   a put to zero racing an un-idling, one of the two sees the other, so
  *   an idle object is never left off every queue.
- *   The free is call_rcu, or in a reclaim pass slab_call_rcu (the pass's
- *   own grace period, at its end): every reader that found the object in
- *   the table (under rcu_read_lock) is done with it first.  So is the
+ *   The free is slab_free_rcu, the object's and its extension's: every
+ *   reader that found the object in the table (under rcu_read_lock) is
+ *   done with both first.  So is the
  *   last holder: dir_put's decrement to zero lets the reaper kill an
  *   object already on its idle list (a pin does not take it off), and the
  *   put's DIR_IDLE or (and its queue push) come after the decrement, so
@@ -87,14 +105,18 @@
  * Ordering, "..":
  *   A reader (dir_parent_rcu, under rcu_read_lock) loads parent and
  *   parent_stamp (relaxed), finds the object of that ino in the table,
- *   and trusts the pair only if the object's epoch equals the stamp.
+ *   and trusts the pair only if the epoch in the object's extension
+ *   equals the stamp (no extension: nothing was ever stamped with it).
  *   Epochs come from one counter, so each value names one object at one
  *   moment: a pair never written together has a stamp no live epoch
  *   equals, and a parent's object freed and made again has a new epoch.
  *   An object found dying (refs DEAD, still readable until the grace
  *   period) answers what it knew: its epoch moved on with no change.
  *   dir_children_moved: dotdot_moves is bumped (seq_cst), then the epoch
- *   (seq_cst).  dir_parent_learn reads the parent's epoch (seq_cst), then
+ *   (seq_cst), if the object has an extension: its load of d->ext is
+ *   seq_cst, as dir_ext_get's CAS, so an extension made before a
+ *   learner's reads (below) is seen, and one made after is stamped by a
+ *   learner that reads the new dotdot_moves.  dir_parent_learn reads the parent's epoch (seq_cst), then
  *   dotdot_moves (seq_cst), and records only if dotdot_moves is what it
  *   was before the backend call.  If it reads the old count, the bump is
  *   later in the seq_cst order, so the epoch change is later too and the
@@ -105,11 +127,38 @@
 #include <errno.h>
 
 /* refs of an object being freed: below any count a pin could bring back. */
-#define DIR_DEAD (INT64_MIN / 2)
+#define DIR_DEAD (INT32_MIN / 2)
 
 #if UDC_DEBUG
 void (*udc_window_dir_put_last)(void *);   /* see common/debug.h */
 #endif
+
+/* The directory slab's classes: objects, and their extensions apart
+ * (each page holds one period's objects of one kind). */
+enum { DIR_CLASS, DIR_EXT_CLASS };
+
+int dir_slab_create(struct udc_cache *c)
+{
+	const struct slab_config cfg = {
+		.nr_classes = 2,
+		.class_size = { sizeof(struct udc_dir), (sizeof(struct dir_ext) + 15) & ~(size_t)15 },
+		/* Small pages: an object cannot be moved (entries point at
+		 * it), so a few survivors pin their page, as they would a
+		 * jemalloc slab of the same size. */
+		.page_shift = SLAB_PAGE_SHIFT_MIN,
+		.retained_max = 4,
+	};
+
+	c->dir_slab = slab_create(&cfg);
+	return c->dir_slab ? 0 : -ENOMEM;
+}
+
+void dir_slab_destroy(struct udc_cache *c)
+{
+	if (c->dir_slab)
+		slab_destroy(c->dir_slab);
+	c->dir_slab = NULL;
+}
 
 /* A value no object has had: every epoch comes from here. */
 static uint64_t epoch_next(struct udc_cache *c)
@@ -172,15 +221,12 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 
 	if (d)
 		return d;
-	d = mem_alloc_line(c, sizeof(*d));
+	d = slab_alloc(c->dir_slab, DIR_CLASS);   /* zeroed */
 	if (!d)
 		return NULL;
-	memset(d, 0, sizeof(*d));
 	d->ino = ino;
 	atomic_init(&d->gen, 1);
 	atomic_init(&d->refs, 1);   /* our pin */
-	atomic_init(&d->epoch, epoch_next(c));
-	udc_spin_init(&d->lock);
 
 	for (;;) {
 		rcu_read_lock();
@@ -193,13 +239,25 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 		if (!other)
 			break;
 		if (pinned) {   /* lost the race to a live one; ours was never published */
-			mem_free_line(c, d, sizeof(*d));
+			slab_free_now(c->dir_slab, d);
 			return other;
 		}
 		/* A dead one was in the way; it is out of the table now. */
 	}
 	atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
 	return d;
+}
+
+/* Push idle d (DIR_IDLE just set by the caller) on dirs_queued. */
+static void queued_push(struct udc_cache *c, struct udc_dir *d)
+{
+	struct udc_dir *head = atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
+
+	do
+		d->queued_next = head;
+	/* release: the popper (acquire exchange) sees queued_next */
+	while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
+						      memory_order_release, memory_order_relaxed));
 }
 
 void dir_hold(struct udc_dir *d)
@@ -218,18 +276,34 @@ void dir_put(struct udc_cache *c, struct udc_dir *d)
 	if (atomic_fetch_sub(&d->refs, 1) == 1) {
 		udc_window(dir_put_last, d);   /* tests: the reaper may kill d here */
 		/* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
-		if (!(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE)) {
-			struct udc_dir *head =
-				atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
-			do
-				d->queued_next = head;
-			/* release: the popper (acquire exchange) sees queued_next */
-			while (!atomic_compare_exchange_weak_explicit(&c->dirs_queued, &head, d,
-								      memory_order_release,
-								      memory_order_relaxed));
-		}
+		if (!(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
+			queued_push(c, d);
 	}
 	rcu_read_unlock();
+}
+
+/* ------------------------------------------------------------------ */
+/* the extension */
+
+struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d)
+{
+	struct dir_ext *x = dir_ext_rcu(d);
+
+	if (x)
+		return x;
+	x = slab_alloc(c->dir_slab, DIR_EXT_CLASS);   /* zeroed: no parent, no listing */
+	if (!x)
+		return NULL;
+	atomic_init(&x->epoch, epoch_next(c));
+	udc_spin_init(&x->lock);
+	struct dir_ext *none = NULL;
+	/* seq_cst (a release at least: the fields above before the pointer,
+	 * for dir_ext_rcu's acquire): dir_children_moved's load is ordered
+	 * against it (Ordering, "..") */
+	if (atomic_compare_exchange_strong(&d->ext, &none, x))
+		return x;
+	slab_free_now(c->dir_slab, x);   /* another caller's is in place; ours was never seen */
+	return none;
 }
 
 /* ------------------------------------------------------------------ */
@@ -246,35 +320,52 @@ void dir_drop_note(struct udc_dir *d)
 		;
 }
 
-void dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill)
+int dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill)
 {
+	struct dir_ext *x = dir_ext_get(c, d);
+
+	if (!x)
+		return -ENOMEM;
 	/* seq_cst: the snapshot precedes the embedder's listing (Ordering, fills) */
 	uint64_t s = atomic_fetch_or(&d->state, DIR_FILLING);
 
 	fill->opaque[0] = d->ino;
 	/* relaxed: an epoch only ever changes to a value never seen before */
-	fill->opaque[1] = atomic_load_explicit(&d->epoch, memory_order_relaxed);
+	fill->opaque[1] = atomic_load_explicit(&x->epoch, memory_order_relaxed);
 	fill->opaque[2] = s & ~DIR_STATE_FLAGS;
 	/* seq_cst: the listing's token; a mutation after it reads a value at
 	 * least this (inflight_mark_stale_locked) */
 	fill->opaque[3] = atomic_fetch_add(&c->fill_clock, 1) + 1;
 	fill->opaque[4] = dir_gen(d);
+	return 0;
+}
+
+/* d's epoch (relaxed: only ever changes to a value never seen before), or
+ * 0, which none has, when d has no extension (a fill began on another
+ * object of the ino). */
+static uint64_t epoch_now(struct udc_dir *d)
+{
+	struct dir_ext *x = dir_ext_rcu(d);
+
+	return x ? atomic_load_explicit(&x->epoch, memory_order_relaxed) : 0;
 }
 
 bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct stripe *s)
 {
 	lock_assert_held(&s->lock);
-	/* relaxed: touched is written under s->lock, which we hold; the
-	 * epoch only ever changes to a value never seen before */
+	/* relaxed: touched is written under s->lock, which we hold */
 	return atomic_load_explicit(&s->touched, memory_order_relaxed) < fill->opaque[3] &&
-	       atomic_load_explicit(&d->epoch, memory_order_relaxed) == fill->opaque[1] &&
-	       dir_gen(d) == fill->opaque[4];
+	       epoch_now(d) == fill->opaque[1] && dir_gen(d) == fill->opaque[4];
 }
 
 int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_fill *fill)
 {
 	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+	struct dir_ext *x = dir_ext_rcu(d);
 
+	/* a different object has a different epoch, or none */
+	if (!x || atomic_load_explicit(&x->epoch, memory_order_relaxed) != fill->opaque[1])
+		return -ESTALE;
 	/* relaxed, both: a lookup that reads false answers a miss, which is
 	 * always correct; written once (the line is read by every call) */
 	if (!atomic_load_explicit(&c->fills_completed, memory_order_relaxed))
@@ -282,11 +373,8 @@ int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_f
 
 	/* relaxed: published by the CAS below (seq_cst) with the flag; a
 	 * concurrent completion of the same fill writes about the same */
-	atomic_store_explicit(&d->complete_until, cache_deadline_for(c, ENT_NEGATIVE, 0),
+	atomic_store_explicit(&x->complete_until, cache_deadline_for(c, ENT_NEGATIVE, 0),
 			      memory_order_relaxed);
-	/* relaxed: see dir_fill_begin; a different object has a different epoch */
-	if (atomic_load_explicit(&d->epoch, memory_order_relaxed) != fill->opaque[1])
-		return -ESTALE;
 	do {
 		if ((s & ~DIR_STATE_FLAGS) != fill->opaque[2]) {
 			/* relaxed: DIR_FILLING is a hint for the reaper */
@@ -304,26 +392,32 @@ int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_f
 /* ------------------------------------------------------------------ */
 /* ".." */
 
-static uint64_t epoch_of(struct udc_dir *d)
+/* The stamp of a record naming p: its epoch (its extension made if need
+ * be), or 0 when there is no room for one: nothing can be recorded then. */
+static uint64_t stamp_of(struct udc_cache *c, struct udc_dir *p)
 {
+	struct dir_ext *x = dir_ext_get(c, p);
+
 	/* seq_cst: read before dotdot_moves in dir_parent_learn (Ordering, "..") */
-	return atomic_load(&d->epoch);
+	return x ? atomic_load(&x->epoch) : 0;
 }
 
 /* The children's records of the object of @ino: +1 or -1, a hint (see
  * Locking: the count only keeps an idle object until memory is wanted; a
- * miscount costs a ".." answer or keeps an object until pressure). */
+ * miscount costs a ".." answer or keeps an object until pressure).  A
+ * record's parent has an extension (its stamp is the epoch there). */
 static void kids_add(struct udc_cache *c, udc_ino ino, int delta)
 {
 	if (ino == UDC_INO_NONE)
 		return;
 	rcu_read_lock();
 	struct udc_dir *p = dir_find_rcu(c, ino);
-	if (p) {
+	struct dir_ext *x = p ? dir_ext_rcu(p) : NULL;
+	if (x) {
 		/* relaxed: a hint; a CAS so that it never wraps below 0 */
-		uint32_t k = atomic_load_explicit(&p->kids, memory_order_relaxed);
+		uint32_t k = atomic_load_explicit(&x->kids, memory_order_relaxed);
 		while ((delta > 0 || k > 0) &&
-		       !atomic_compare_exchange_weak_explicit(&p->kids, &k, k + (uint32_t)delta,
+		       !atomic_compare_exchange_weak_explicit(&x->kids, &k, k + (uint32_t)delta,
 							      memory_order_relaxed, memory_order_relaxed))
 			;
 	}
@@ -331,153 +425,203 @@ static void kids_add(struct udc_cache *c, udc_ino ino, int delta)
 }
 
 /* Record p (NULL: unknown, with @stamp 0) with @stamp, its epoch read by
- * the caller, with d->lock held. */
-static void parent_store_locked(struct udc_cache *c, struct udc_dir *d, struct udc_dir *p,
+ * the caller, in x (d's), with x->lock held. */
+static void parent_store_locked(struct udc_cache *c, struct dir_ext *x, struct udc_dir *p,
 				uint64_t stamp)
 {
-	spin_assert_held(&d->lock);
-	udc_ino ino = p ? p->ino : UDC_INO_NONE;
-	/* relaxed, all: d->lock orders the writers, and readers check the
+	spin_assert_held(&x->lock);
+	udc_ino ino = p && stamp ? p->ino : UDC_INO_NONE;
+	/* relaxed, all: x->lock orders the writers, and readers check the
 	 * stamp against the parent's epoch, so a torn pair is never trusted */
-	udc_ino old = atomic_load_explicit(&d->parent, memory_order_relaxed);
+	udc_ino old = atomic_load_explicit(&x->parent, memory_order_relaxed);
 
-	if (old == ino && atomic_load_explicit(&d->parent_stamp, memory_order_relaxed) == stamp)
+	if (ino == UDC_INO_NONE)
+		stamp = 0;
+	if (old == ino && atomic_load_explicit(&x->parent_stamp, memory_order_relaxed) == stamp)
 		return;
-	atomic_store_explicit(&d->parent_seq,
-			      atomic_load_explicit(&d->parent_seq, memory_order_relaxed) + 1,
+	atomic_store_explicit(&x->parent_seq,
+			      atomic_load_explicit(&x->parent_seq, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	atomic_store_explicit(&d->parent_stamp, stamp, memory_order_relaxed);
-	atomic_store_explicit(&d->parent, ino, memory_order_relaxed);
+	atomic_store_explicit(&x->parent_stamp, stamp, memory_order_relaxed);
+	atomic_store_explicit(&x->parent, ino, memory_order_relaxed);
 	if (old != ino) {
 		kids_add(c, old, -1);
 		kids_add(c, ino, 1);
 	}
 }
 
-void dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent)
+/* child's record set to parent (NULL: unknown) in its extension @x: 0,
+ * or -ENOMEM (no room for the parent's extension: recorded unknown). */
+static int parent_set_ext(struct udc_cache *c, struct dir_ext *x, struct udc_dir *parent)
 {
-	udc_spin_lock(&child->lock);
-	parent_store_locked(c, child, parent, parent ? epoch_of(parent) : 0);
-	udc_spin_unlock(&child->lock);
+	uint64_t stamp = parent ? stamp_of(c, parent) : 0;
+
+	udc_spin_lock(&x->lock);
+	parent_store_locked(c, x, parent, stamp);
+	udc_spin_unlock(&x->lock);
+	return parent && !stamp ? -ENOMEM : 0;
+}
+
+int dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent)
+{
+	/* A child with no extension has no record to forget. */
+	struct dir_ext *x = parent ? dir_ext_get(c, child) : dir_ext_rcu(child);
+
+	if (x)
+		return parent_set_ext(c, x, parent);
+	return parent ? -ENOMEM : 0;
+}
+
+void dir_cookie_set(struct udc_dir *d, uint64_t cookie)
+{
+	struct dir_ext *x = dir_ext_rcu(d);
+
+	if (x)   /* relaxed: returned with ".." answers, which are checked by stamp */
+		atomic_store_explicit(&x->cookie, cookie, memory_order_relaxed);
+}
+
+void dir_parent_move(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent)
+{
+	/* Only a record that exists is brought up to date: one is made when
+	 * a ".." is asked or told (a line for every directory named, for
+	 * answers seldom asked, was the directory objects' second line). */
+	struct dir_ext *x = dir_ext_rcu(child);
+
+	if (x)
+		(void)parent_set_ext(c, x, parent);   /* out of memory: unknown, asked again */
 }
 
 void dir_learn(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent,
 	       uint64_t cookie)
 {
-	/* relaxed: returned with ".." answers, which are checked by stamp */
-	atomic_store_explicit(&child->cookie, cookie, memory_order_relaxed);
-	dir_parent_set(c, child, parent);
+	dir_cookie_set(child, cookie);
+	dir_parent_move(c, child, parent);
+}
+
+uint64_t dir_cookie_rcu(struct udc_dir *d)
+{
+	struct dir_ext *x = dir_ext_rcu(d);
+
+	/* relaxed: an advisory word, as any cookie (0: not known) */
+	return x ? atomic_load_explicit(&x->cookie, memory_order_relaxed) : 0;
 }
 
 void dir_parent_forget_if(struct udc_cache *c, struct udc_dir *child, udc_ino ino)
 {
-	udc_spin_lock(&child->lock);
-	/* relaxed: under child->lock, which every writer holds */
-	if (atomic_load_explicit(&child->parent, memory_order_relaxed) == ino)
-		parent_store_locked(c, child, NULL, 0);
-	udc_spin_unlock(&child->lock);
+	struct dir_ext *x = dir_ext_rcu(child);
+
+	if (!x)
+		return;
+	udc_spin_lock(&x->lock);
+	/* relaxed: under x->lock, which every writer holds */
+	if (atomic_load_explicit(&x->parent, memory_order_relaxed) == ino)
+		parent_store_locked(c, x, NULL, 0);
+	udc_spin_unlock(&x->lock);
 }
 
-void dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap)
+int dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap)
 {
-	udc_spin_lock(&d->lock);
-	/* relaxed: under d->lock, as dir_parent_learn's re-read */
-	snap->seq = atomic_load_explicit(&d->parent_seq, memory_order_relaxed);
-	udc_spin_unlock(&d->lock);
+	struct dir_ext *x = dir_ext_get(c, d);   /* the answer will be recorded there */
+
+	if (!x)
+		return -ENOMEM;
+	udc_spin_lock(&x->lock);
+	/* relaxed: under x->lock, as dir_parent_learn's re-read */
+	snap->seq = atomic_load_explicit(&x->parent_seq, memory_order_relaxed);
+	udc_spin_unlock(&x->lock);
 	snap->gen = dir_gen(d);
 	/* seq_cst: see Ordering, ".." */
 	snap->moves = atomic_load(&c->dotdot_moves);
+	return 0;
 }
 
 bool dir_parent_learn(struct udc_cache *c, struct udc_dir *d, struct udc_dir *parent,
 		      const struct dotdot_snap *snap)
 {
+	struct dir_ext *x = dir_ext_rcu(d);   /* made by dir_parent_snap */
+	uint64_t stamp = stamp_of(c, parent);   /* before dotdot_moves: see Ordering, ".." */
 	bool same;
 
-	udc_spin_lock(&d->lock);
-	uint64_t stamp = epoch_of(parent);   /* before dotdot_moves: see Ordering, ".." */
-	/* relaxed (seq): under d->lock; seq_cst (moves): after the epoch
+	udc_spin_lock(&x->lock);
+	/* relaxed (seq): under x->lock; seq_cst (moves): after the epoch
 	 * read (Ordering, "..") */
-	same = atomic_load_explicit(&d->parent_seq, memory_order_relaxed) == snap->seq &&
+	same = atomic_load_explicit(&x->parent_seq, memory_order_relaxed) == snap->seq &&
 	       dir_gen(d) == snap->gen &&
 	       atomic_load(&c->dotdot_moves) == snap->moves;
-	if (same)
-		parent_store_locked(c, d, parent, stamp);
-	udc_spin_unlock(&d->lock);
+	if (same && stamp)
+		parent_store_locked(c, x, parent, stamp);
+	udc_spin_unlock(&x->lock);
 	return same;
 }
 
 udc_ino dir_parent_rcu(struct udc_cache *c, struct udc_dir *d, uint64_t *cookie)
 {
+	struct dir_ext *x = dir_ext_rcu(d);
+
+	if (!x)
+		return UDC_INO_NONE;
 	/* relaxed, both: a pair that was never written together has a stamp
 	 * of another object or change, which no epoch equals (Ordering, "..") */
-	udc_ino ino = atomic_load_explicit(&d->parent, memory_order_relaxed);
-	uint64_t stamp = atomic_load_explicit(&d->parent_stamp, memory_order_relaxed);
+	udc_ino ino = atomic_load_explicit(&x->parent, memory_order_relaxed);
+	uint64_t stamp = atomic_load_explicit(&x->parent_stamp, memory_order_relaxed);
 
 	if (ino == UDC_INO_NONE)
 		return UDC_INO_NONE;
 	/* the table's lookup publishes the object's fields (rculfhash) */
 	struct udc_dir *pd = dir_find_rcu(c, ino);
-	if (!pd || atomic_load_explicit(&pd->epoch, memory_order_relaxed) != stamp)
+	struct dir_ext *px = pd ? dir_ext_rcu(pd) : NULL;
+	if (!px || atomic_load_explicit(&px->epoch, memory_order_relaxed) != stamp)
 		return UDC_INO_NONE;
-	*cookie = atomic_load_explicit(&pd->cookie, memory_order_relaxed);
+	*cookie = atomic_load_explicit(&px->cookie, memory_order_relaxed);
 	return pd->ino;
 }
 
 void dir_children_moved(struct udc_cache *c, struct udc_dir *d)
 {
-	/* seq_cst, both, in this order: see Ordering, ".." */
+	/* seq_cst, all, in this order: see Ordering, ".."  (With no
+	 * extension, no record was ever stamped with d's epoch: none was
+	 * made before the load, and a record made after it reads the new
+	 * dotdot_moves.) */
 	atomic_fetch_add(&c->dotdot_moves, 1);
-	atomic_store(&d->epoch, epoch_next(c));
+	struct dir_ext *x = atomic_load(&d->ext);
+	if (x)
+		atomic_store(&x->epoch, epoch_next(c));
 }
 
 /* ------------------------------------------------------------------ */
-/* the admission bound's count: neg_count_gen packs (generation << 32) | count,
- * so a generation bump (udc_invalidate_dir, udc_rmdir) restarts the count
- * at zero without touching it: the stale negatives are garbage, not the
- * new generation's budget.  Changed by CAS (directories span stripes);
- * relaxed throughout: the bound is a heuristic, and a negative published
- * with a generation read just before a bump may be counted in the old
- * generation's count (lost) or the new one's (one too many). */
-
-static uint32_t neg_count(uint64_t v, uint32_t gen)
-{
-	return (uint32_t)(v >> 32) == gen ? (uint32_t)v : 0;
-}
+/* the admission bound's count of the current generation's negatives.
+ * Relaxed throughout: the bound is a heuristic.  A generation bump
+ * (udc_invalidate_dir, udc_rmdir) resets it: the stale negatives are
+ * garbage, not the new generation's budget.  A count racing a bump may
+ * land on either side (one lost, or one too many); a removal of another
+ * generation's negative is not counted. */
 
 uint64_t dir_negatives(struct udc_dir *d)
 {
-	/* relaxed, both: see above */
-	return neg_count(atomic_load_explicit(&d->neg_count_gen, memory_order_relaxed),
-			 atomic_load_explicit(&d->gen, memory_order_relaxed));
+	/* relaxed: see above */
+	return atomic_load_explicit(&d->negatives, memory_order_relaxed);
 }
 
 void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta)
 {
-	uint64_t v = atomic_load_explicit(&d->neg_count_gen, memory_order_relaxed), nv;
-
+	/* relaxed, all: a counter (see above) */
+	if (atomic_load_explicit(&d->gen, memory_order_relaxed) != gen)
+		return;
+	uint32_t n = atomic_load_explicit(&d->negatives, memory_order_relaxed);
 	do {
-		uint32_t tag = (uint32_t)(v >> 32), n = (uint32_t)v;
-		if (tag != gen) {
-			/* Another generation's count: a removal of ours is not in
-			 * it, and an older generation never takes a newer's place. */
-			if (delta < 0 || (int32_t)(gen - tag) < 0)
-				return;
-			n = 0;
-		}
 		if (delta < 0 && n == 0)
-			return;   /* counted in the generation a bump race lost */
-		n = delta > 0 ? n + 1 : n - 1;
-		nv = (uint64_t)gen << 32 | n;
-		/* relaxed: a counter (see above) */
-	} while (!atomic_compare_exchange_weak_explicit(&d->neg_count_gen, &v, nv, memory_order_relaxed,
-							memory_order_relaxed));
+			return;   /* counted before a reset a bump race made */
+	} while (!atomic_compare_exchange_weak_explicit(&d->negatives, &n,
+							delta > 0 ? n + 1 : n - 1,
+							memory_order_relaxed, memory_order_relaxed));
 }
 
 void dir_bump_gen(struct udc_dir *d)
 {
 	/* release: Ordering (B) (pairs with the acquire in dir_gen) */
 	atomic_fetch_add_explicit(&d->gen, 1, memory_order_release);
+	/* relaxed: see above */
+	atomic_store_explicit(&d->negatives, 0, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------ */
@@ -487,20 +631,31 @@ void dir_reap_init(struct udc_cache *c)
 {
 	atomic_init(&c->dirs_queued, NULL);
 	atomic_init(&c->dirs_arrived, NULL);
-	CDS_INIT_LIST_HEAD(&c->dirs_idle);
+	c->dirs_idle = NULL;
+	c->dirs_idle_tail = &c->dirs_idle;
 }
 
-static void dir_release(struct udc_dir *d)
+/* dirs_idle, a FIFO linked by queued_next: the reaper's alone. */
+static void idle_push(struct udc_cache *c, struct udc_dir *d)
 {
-	mem_free_line(d->cache, d, sizeof(*d));
+	d->queued_next = NULL;
+	*c->dirs_idle_tail = d;
+	c->dirs_idle_tail = &d->queued_next;
 }
 
-RCU_PENDING_CALLBACK(dir_free_rcu, struct udc_dir, rcu, cache->rcu_pending, dir_release)
+static struct udc_dir *idle_pop(struct udc_cache *c)
+{
+	struct udc_dir *d = c->dirs_idle;
+
+	if (d && !(c->dirs_idle = d->queued_next))
+		c->dirs_idle_tail = &c->dirs_idle;
+	return d;
+}
 
 /* Free idle d if nothing holds it: true if it was. */
 static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 {
-	int64_t zero = 0;
+	int32_t zero = 0;
 
 	/* acquire: see Ordering, refs (pairs with dir_put's release) */
 	if (!atomic_compare_exchange_strong_explicit(&d->refs, &zero, DIR_DEAD,
@@ -510,12 +665,16 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 	cds_lfht_del(c->dirs, &d->node);   /* -ENOENT if a pinner helped */
 	rcu_read_unlock();
 	atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
-	/* relaxed: no writer is left (refs dead, the caller serialises reapers) */
-	kids_add(c, atomic_load_explicit(&d->parent, memory_order_relaxed), -1);
-	listing_free(c, d);   /* nothing lists in it: no entry, no pin */
-	d->cache = c;   /* over neg_count_gen: no entry left to count */
-	rcu_pending_add(&c->rcu_pending);
-	slab_call_rcu(&d->rcu, dir_free_rcu);   /* in a reclaim pass: freed when it ends */
+	/* relaxed: no writer is left (refs dead, the caller serialises
+	 * reapers), and the extension, if any, was loaded by our pin's
+	 * holders before their release */
+	struct dir_ext *x = atomic_load_explicit(&d->ext, memory_order_relaxed);
+	if (x) {
+		kids_add(c, atomic_load_explicit(&x->parent, memory_order_relaxed), -1);
+		listing_free(c, d);   /* nothing lists in it: no entry, no pin */
+		slab_free_rcu(c->dir_slab, x);
+	}
+	slab_free_rcu(c->dir_slab, d);   /* both after the readers that found d */
 	return true;
 }
 
@@ -526,15 +685,16 @@ static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
 	/* seq_cst, both: see Ordering (a put to zero sees the flag or we see 0) */
 	atomic_fetch_and(&d->state, ~(uint64_t)DIR_IDLE);
 	if (atomic_load(&d->refs) == 0 && !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
-		cds_list_add_tail(&d->idle, &c->dirs_idle);
+		idle_push(c, d);
 }
 
 /* An idle object: freed, kept on dirs_idle, or back in use. */
 static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
 {
-	/* relaxed, both: a policy hint; an answer lost to a race costs a call */
-	bool kept = atomic_load_explicit(&d->parent, memory_order_relaxed) != UDC_INO_NONE ||
-		    atomic_load_explicit(&d->kids, memory_order_relaxed) != 0 ||
+	/* relaxed, all: a policy hint; an answer lost to a race costs a call */
+	struct dir_ext *x = atomic_load_explicit(&d->ext, memory_order_relaxed);
+	bool kept = (x && (atomic_load_explicit(&x->parent, memory_order_relaxed) != UDC_INO_NONE ||
+			   atomic_load_explicit(&x->kids, memory_order_relaxed) != 0)) ||
 		    (atomic_load_explicit(&d->state, memory_order_relaxed) &
 		     (DIR_COMPLETE | DIR_FILLING));
 
@@ -543,8 +703,10 @@ static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
 	/* relaxed: a hint; dir_unidle re-reads with seq_cst */
 	if (atomic_load_explicit(&d->refs, memory_order_relaxed) != 0)
 		dir_unidle(c, d);
+	else if (kept)
+		idle_push(c, d);
 	else
-		cds_list_add_tail(&d->idle, &c->dirs_idle);
+		queued_push(c, d);   /* held and let go again while we looked: next round */
 }
 
 bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
@@ -557,20 +719,19 @@ bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
 	/* The new arrivals first: most are freed at once. */
 	while (budget && n) {
 		struct udc_dir *d = n;
-		n = d->queued_next;   /* before d's links are reused */
+		n = d->queued_next;   /* before d's link is reused */
 		dir_consider(c, d, pressure);
 		budget--;
 	}
 	atomic_store_explicit(&c->dirs_arrived, n, memory_order_relaxed);
 	/* Under pressure, the ones kept for their answers, oldest first. */
-	while (pressure && budget && !cds_list_empty(&c->dirs_idle)) {
-		struct udc_dir *d = cds_list_first_entry(&c->dirs_idle, struct udc_dir, idle);
-		cds_list_del(&d->idle);
+	while (pressure && budget && c->dirs_idle) {
+		struct udc_dir *d = idle_pop(c);
 		if (!dir_kill(c, d))
 			dir_unidle(c, d);
 		budget--;
 	}
-	return n || dir_reap_due(c) || (pressure && !cds_list_empty(&c->dirs_idle));
+	return n || dir_reap_due(c) || (pressure && c->dirs_idle);
 }
 
 bool dir_reap_due(struct udc_cache *c)
@@ -580,27 +741,18 @@ bool dir_reap_due(struct udc_cache *c)
 	       atomic_load_explicit(&c->dirs_queued, memory_order_relaxed);
 }
 
-/* At destroy: no other caller and no reader, every dead object freed
- * (rcu_pending_wait).  The objects still in the table go, left in it
- * (table_free frees it whole; their entries go with the slab pages). */
+/* At destroy: no other caller and no reader.  The objects still in the
+ * table give back their listings; they and their extensions go with the
+ * directory slab's pages, the table whole (table_free). */
 void dir_free_all(struct udc_cache *c)
 {
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
-	struct udc_dir *d, *dead = NULL;
 
 	rcu_read_lock();   /* not needed alone; table_for_each's rule */
 	table_for_each(c->dirs, &it, n) {
-		d = dir_of(n);
-		d->destroy_next = dead;   /* chained first: the walk reads the node */
-		dead = d;
-	}
-	rcu_read_unlock();
-	while (dead) {
-		d = dead;
-		dead = d->destroy_next;
-		listing_free(c, d);
-		mem_free_line(c, d, sizeof(*d));
+		listing_free(c, dir_of(n));
 		atomic_fetch_sub_explicit(&c->nr_dirs, 1, memory_order_relaxed);
 	}
+	rcu_read_unlock();
 }

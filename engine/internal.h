@@ -100,59 +100,63 @@ enum dir_state {
 struct dir_listing;                  /* engine/listing.c */
 
 /*
- * struct udc_dir - one directory.
- *
- * The first line is read by lookups (gen, flags) and by walks (parent);
- * the writers' fields (counters, the reaper's links) sit on the next line so that
- * mutations do not bounce the line that every hit reads.
+ * struct udc_dir - one directory: one line, from the directory slab
+ * (engine/dir.c), read by lookups (ino, gen, flags) and written by the
+ * mutations of its names (refs and the counts).
  *
  * refs counts what needs the object: each entry in the table and each
  * call holding it (a pin, dir_get/dir_find).  At zero the object is idle
  * and may be freed by the reaper (engine/dir.c), which sets refs to
  * DIR_DEAD first; a dead object is never pinned again.
+ *
+ * What few directories have (a ".." record, a listing, a fill, the
+ * epoch) is in struct dir_ext, made by the first that needs it and freed
+ * with the object: a directory that a path only goes through costs one
+ * line (it cost two, 27-48% of the bytes at a binding limit: issue 14).
  */
+struct dir_ext;
+
 struct udc_dir {
-	/* --- read by lookups --- */
 	udc_ino ino;                      /* immutable */
+	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it */
 	_Atomic uint32_t gen;             /* bumped by invalidate_dir/rmdir (release) */
-	_Atomic uint32_t parent_seq;      /* bumped by every change of parent (under lock) */
+	_Atomic int32_t refs;             /* entries + pins; DIR_DEAD: being freed (2^31
+	                                   * entries in one directory would be > 100 GB) */
+	_Atomic int32_t nr_positive;      /* entries in the table, any generation */
+	_Atomic uint32_t negatives;       /* negatives of the current gen (dir_negatives):
+	                                   * a heuristic, reset by dir_bump_gen */
+	_Atomic uint64_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
+	struct dir_ext *_Atomic ext;      /* NULL until needed (dir_ext_get) */
+	struct udc_dir *queued_next;      /* idle: on cache->dirs_queued, dirs_arrived or
+	                                   * dirs_idle (DIR_IDLE's holder owns it); dead:
+	                                   * udc_destroy's list */
+};
+
+_Static_assert(sizeof(struct udc_dir) == UDC_CACHELINE, "a directory is one line");
+
+/*
+ * struct dir_ext - a directory's rarer answers (engine/dir.c).  Published
+ * once (dir_ext_get: a CAS, release; readers load d->ext with acquire),
+ * freed with its directory after the same grace period.
+ */
+struct dir_ext {
 	_Atomic udc_ino parent;           /* for ".."; UDC_INO_NONE = unknown (no reference:
 	                                   * the parent's object is found by ino) */
-	_Atomic uint64_t cookie;          /* the cookie of the entry naming this dir */
-	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it */
-	_Atomic uint64_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
 	_Atomic uint64_t parent_stamp;    /* the parent's epoch when parent was learnt */
-
-	/* --- writers --- */
-	udc_spin_t lock UDC_ALIGNED;      /* serialises the ".." record's writers */
-	_Atomic int32_t nr_positive;      /* entries in the table, any generation (2^31
-	                                   * positives in one directory would be > 200 GB) */
+	_Atomic uint64_t cookie;          /* the cookie of the entry naming this dir */
+	_Atomic uint64_t epoch;           /* unique per object and change: a child's ".." is
+	                                   * usable while its parent_stamp equals it */
+	struct dir_listing *_Atomic listing;  /* its positives in order, for udc_readdir: made
+	                                   * by the first fill, freed with the object */
+	_Atomic uint32_t parent_seq;      /* bumped by every change of parent (under lock) */
 	_Atomic uint32_t kids;            /* the children's ".." records of it: a hint
 	                                   * for the reaper (engine/dir.c) */
 	_Atomic uint32_t complete_until;  /* the complete flag's deadline (cache ticks, the
 	                                   * negatives' default life), 0: none */
-	_Atomic int64_t refs;             /* entries + pins; DIR_DEAD: being freed */
-	struct dir_listing *_Atomic listing;  /* its positives in order, for udc_readdir: made
-	                                   * by the first fill, freed with the object */
-	union {
-		_Atomic uint64_t neg_count_gen;   /* (gen << 32) | negatives of that gen
-		                                   * (dir_negatives): while it has entries */
-		struct udc_cache *cache;          /* dead (no entry left to count): for the
-		                                   * RCU callback that frees it */
-	};
-	_Atomic uint64_t epoch;           /* unique per object and change: a child's ".." is
-	                                   * usable while its parent_stamp equals it */
-	union {
-		struct udc_dir *queued_next;    /* idle, on cache->dirs_queued */
-		struct cds_list_head idle;      /* idle, on cache->dirs_idle (the reaper's caller serialises) */
-		struct rcu_head rcu;            /* dead: freed after a grace period */
-		struct udc_dir *destroy_next;   /* udc_destroy's list of unlinked dirs */
-	};
+	udc_spin_t lock;                  /* serialises the ".." record's writers */
 };
 
-_Static_assert(sizeof(struct udc_dir) <= (UDC_DEBUG ? 3 : 2) * UDC_CACHELINE,
-	       "a directory is two lines (three in debug builds: the lock's owner)");
-_Static_assert(offsetof(struct udc_dir, lock) == UDC_CACHELINE, "lookups read the first line only");
+_Static_assert(sizeof(struct dir_ext) <= UDC_CACHELINE, "a directory's extension is one line");
 
 /*
  * struct udc_entry - the part every entry has (32 bytes).
@@ -277,6 +281,7 @@ struct udc_cache {
 	unsigned stripe_mask;             /* stripes - 1, from the limit at create (cache.c) */
 	size_t min_buckets;               /* the tables' smallest size, likewise */
 	struct slab *slabs[2];            /* entries, by enum entry_kind: their own classes */
+	struct slab *dir_slab;            /* directory objects and their extensions (dir.c) */
 	struct stats_chunk *_Atomic stats[STATS_CHUNKS];  /* per-thread counters, made on demand */
 	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
 
@@ -295,7 +300,8 @@ struct udc_cache {
 	_Atomic size_t dirs_buckets;      /* resizer, read relaxed for bytes_used) */
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
 	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (the reaper's) */
-	struct cds_list_head dirs_idle;   /* idle dirs kept for their answers (the reaper's), oldest first */
+	struct udc_dir *dirs_idle;        /* idle dirs kept for their answers (the reaper's), */
+	struct udc_dir **dirs_idle_tail;  /* oldest first, linked by queued_next */
 
 	/* --- fills begun (udc_dir_fill_begin): a listing's token, read by
 	 * every mutation (stripe->touched), written by each fill begun: a
@@ -708,6 +714,17 @@ struct udc_dir *dir_find(struct udc_cache *c, udc_ino ino);
 /* Under rcu_read_lock: pin d, found in the directory table or through a
  * published entry; false if it is dead. */
 bool dir_pin_rcu(struct udc_cache *c, struct udc_dir *d);
+/* d's extension, or NULL (none yet).  Under rcu_read_lock, or d pinned. */
+static inline struct dir_ext *dir_ext_rcu(struct udc_dir *d)
+{
+	/* acquire: pairs with dir_ext_get's CAS (the extension's fields) */
+	return atomic_load_explicit(&d->ext, memory_order_acquire);
+}
+/* d's extension, made if it has none (d pinned): NULL on ENOMEM. */
+struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d);
+/* The directory slab (udc_create, udc_destroy after dir_free_all). */
+int dir_slab_create(struct udc_cache *c);
+void dir_slab_destroy(struct udc_cache *c);
 void dir_hold(struct udc_dir *d);   /* another reference, on a dir already held */
 void dir_put(struct udc_cache *c, struct udc_dir *d);
 /* dir_reap and dir_reap_due (the policy's calls): engine/engine.h */
@@ -748,9 +765,11 @@ static inline bool dir_complete_rcu(struct udc_dir *d)
  * complete directory's absent names are negative answers too)? */
 static inline bool dir_complete_expired(const struct udc_cache *c, struct udc_dir *d)
 {
+	struct dir_ext *x = dir_ext_rcu(d);
 	/* relaxed: written before the complete flag's seq_cst CAS, read
-	 * after the flag was seen set (dir_complete_rcu's acquire fence) */
-	uint32_t until = atomic_load_explicit(&d->complete_until, memory_order_relaxed);
+	 * after the flag was seen set (dir_complete_rcu's acquire fence);
+	 * no extension: the flag was set on another object of the ino */
+	uint32_t until = x ? atomic_load_explicit(&x->complete_until, memory_order_relaxed) : 1;
 
 	return until && cache_ticks(c) >= until;
 }
@@ -761,7 +780,8 @@ static inline bool dir_is_complete(const struct udc_cache *c, struct udc_dir *d)
 	return (atomic_load_explicit(&d->state, memory_order_relaxed) & DIR_COMPLETE) &&
 	       !dir_complete_expired(c, d);
 }
-void dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill);
+/* 0, or -ENOMEM (no room for d's extension, where the fill's epoch is). */
+int dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill);
 /* With @s (the name's stripe) locked: may a listing read after @fill began
  * be cached for a name of @s in d (no mutation of the stripe's names, no
  * invalidation of d, the same object)? */
@@ -770,13 +790,18 @@ bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct s
 int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_fill *fill);
 
 /*
- * "..": d->parent (an ino), valid while the parent's object exists and its
- * epoch equals d->parent_stamp (engine/dir.c).  Every writer holds d->lock
- * and bumps parent_seq.
+ * "..": x->parent (an ino, in d's extension x), valid while the parent's
+ * object exists and the epoch in its extension equals x->parent_stamp
+ * (engine/dir.c).  Every writer holds x->lock and bumps parent_seq.
  */
 /* child's parent is now @parent (pinned), or unknown (NULL). */
-void dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent);
-/* child (a directory named by an entry of @parent, with @cookie) learnt. */
+/* 0, or -ENOMEM (setting one: no room for an extension; recorded unknown). */
+int dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent);
+/* child's record, if it has one, now names @parent (pinned; NULL: unknown,
+ * as when there is no room for @parent's extension). */
+void dir_parent_move(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent);
+/* child (a directory named by an entry of @parent, with @cookie) learnt:
+ * its record, if it has one, is brought up to date. */
 void dir_learn(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent,
 	       uint64_t cookie);
 /* child's parent is unknown if it was @ino. */
@@ -786,7 +811,8 @@ struct dotdot_snap {
 	uint32_t gen, seq;
 	uint64_t moves;
 };
-void dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap);
+/* 0, or -ENOMEM (no room for d's extension, where the record goes). */
+int dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap);
 /* Record @parent (pinned) as d's if nothing changed since @snap: true if so. */
 bool dir_parent_learn(struct udc_cache *c, struct udc_dir *d, struct udc_dir *parent,
 		      const struct dotdot_snap *snap);
@@ -796,6 +822,10 @@ udc_ino dir_parent_rcu(struct udc_cache *c, struct udc_dir *d, uint64_t *cookie)
 /* A directory left d (or was replaced in it) and the cache cannot tell
  * which: every child's ".." through d becomes unusable. */
 void dir_children_moved(struct udc_cache *c, struct udc_dir *d);
+/* The cookie of the entry naming d, for ".." answers (d pinned), if d has
+ * an extension; under rcu_read_lock, d's cookie (0: not known). */
+void dir_cookie_set(struct udc_dir *d, uint64_t cookie);
+uint64_t dir_cookie_rcu(struct udc_dir *d);
 void dir_free_all(struct udc_cache *c);
 
 /* ---- engine/listing.c: a directory's positives in a stable order ----

@@ -77,8 +77,10 @@ struct dir_listing {
 
 static struct dir_listing *listing_of(struct udc_dir *d)
 {
+	struct dir_ext *x = dir_ext_rcu(d);
+
 	/* acquire: pairs with the release CAS in listing_make */
-	return atomic_load_explicit(&d->listing, memory_order_acquire);
+	return x ? atomic_load_explicit(&x->listing, memory_order_acquire) : NULL;
 }
 
 static struct entry_kid *kid_of(struct udc_entry *e)
@@ -88,6 +90,10 @@ static struct entry_kid *kid_of(struct udc_entry *e)
 
 bool listing_make(struct udc_cache *c, struct udc_dir *d)
 {
+	struct dir_ext *x = dir_ext_rcu(d);   /* made by the fill (dir_fill_begin) */
+
+	if (!x)
+		return false;
 	if (listing_of(d))
 		return true;
 	struct dir_listing *l = mem_alloc(c, sizeof(*l));
@@ -98,7 +104,7 @@ bool listing_make(struct udc_cache *c, struct udc_dir *d)
 	CDS_INIT_LIST_HEAD(&l->kids);
 	struct dir_listing *none = NULL;
 	/* release: pairs with listing_of's acquire (the fields above) */
-	if (!atomic_compare_exchange_strong_explicit(&d->listing, &none, l, memory_order_release,
+	if (!atomic_compare_exchange_strong_explicit(&x->listing, &none, l, memory_order_release,
 						     memory_order_relaxed))
 		mem_free(c, l, sizeof(*l));   /* another fill made it */
 	return true;
@@ -111,7 +117,7 @@ bool listing_wanted(struct udc_dir *d)
 	 * unlisted one in a complete directory), never a wrong listing */
 	return (atomic_load_explicit(&d->state, memory_order_relaxed) &
 		(DIR_FILLING | DIR_COMPLETE)) &&
-	       atomic_load_explicit(&d->listing, memory_order_relaxed);
+	       listing_of(d);
 }
 
 /* Cursors at @from now point at @to. */
@@ -195,11 +201,12 @@ void listing_free(struct udc_cache *c, struct udc_dir *d)
 {
 	/* relaxed: the caller is alone with d (dead: no entry, no pin; or
 	 * udc_destroy, whose entries go with their pages, unlinked) */
-	struct dir_listing *l = atomic_load_explicit(&d->listing, memory_order_relaxed);
+	struct dir_ext *x = atomic_load_explicit(&d->ext, memory_order_relaxed);
+	struct dir_listing *l = x ? atomic_load_explicit(&x->listing, memory_order_relaxed) : NULL;
 
 	if (!l)
 		return;
-	atomic_store_explicit(&d->listing, NULL, memory_order_relaxed);
+	atomic_store_explicit(&x->listing, NULL, memory_order_relaxed);
 	mem_free(c, l, sizeof(*l));
 }
 

@@ -77,8 +77,8 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
 			parent = dir_parent_rcu(c, d, &cookie);
 	} else {
 		struct udc_dir *rd = dir_find_rcu(c, parent);
-		if (rd)   /* relaxed: an advisory word, as any cookie */
-			cookie = atomic_load_explicit(&rd->cookie, memory_order_relaxed);
+		if (rd)
+			cookie = dir_cookie_rcu(rd);
 	}
 	rcu_read_unlock();
 

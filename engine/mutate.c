@@ -30,8 +30,12 @@
  *                        taken in address order.  Never taken inside an
  *                        rcu_read_lock section (so that a stripe holder may
  *                        wait for a grace period).
- *   dir->lock, free_lock spinlocks, innermost, never nested in each other
- *                        (a child's dir->lock guards its ".." record).
+ *   the directory slab's locks  under a stripe when a ".." record is
+ *                        brought up to date (dir_learn, dir_parent_move:
+ *                        the parent's extension, made if need be); never
+ *                        held with the spinlocks below.
+ *   ext->lock, free_lock spinlocks, innermost, never nested in each other
+ *                        (a child's ext->lock guards its ".." record).
  *
  * Ordering:
  *   cds_lfht_add_replace/add_unique/del are full barriers around the link
@@ -45,7 +49,7 @@
  *   dir_bump_gen) comes after the flag and parent are cleared, for the
  *   same reason (pairs with the acquire in lookups).  ".." records change
  *   only through engine/dir.c's helpers (dir_parent_set, dir_learn,
- *   dir_parent_forget_if, dir_children_moved).
+ *   dir_parent_move, dir_parent_forget_if, dir_children_moved).
  *   ck_sequence_write_begin/end bracket a rename's or rmdir's changes; they
  *   pair with udc_walk's ck_sequence_read_begin/retry.
  *   stripe->touched (inflight_mark_stale_locked) is written and read
@@ -435,15 +439,14 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 		return -EINVAL;
 	struct udc_dir *d = dir_get(c, dir);
 	struct udc_dir *pd = d ? dir_get(c, attr->ino) : NULL;
-	if (pd) {
-		/* relaxed: returned with ".." answers, which are checked by stamp */
-		atomic_store_explicit(&pd->cookie, attr->cookie, memory_order_relaxed);
-		dir_parent_set(c, d, pd);
+	int r = pd ? dir_parent_set(c, d, pd) : -ENOMEM;
+	if (!r)
+		dir_cookie_set(pd, attr->cookie);   /* pd has an extension: the record's stamp */
+	if (pd)
 		dir_put(c, pd);
-	}
 	if (d)
 		dir_put(c, d);
-	return pd ? 0 : -ENOMEM;
+	return r;
 }
 
 /* udc_add and udc_add_value: the value's arguments checked. */
@@ -467,14 +470,13 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	r = name_op_init(&op, c, dir, name, len);
 	if (r)
 		return r;
-	struct udc_dir *child = attr->type == UDC_TYPE_DIR ? dir_get(c, attr->ino) : NULL;
-	struct udc_entry *e = NULL;
+	/* A directory's record of its parent, if it has one (dir_learn). */
+	struct udc_dir *child = attr->type == UDC_TYPE_DIR ? dir_find(c, attr->ino) : NULL;
 	const struct entry_extra x = {
 		.value = value, .vlen = vlen,
 		.deadline = cache_deadline_for(c, ENT_POSITIVE, ttl_ms),
 	};
-	if (attr->type != UDC_TYPE_DIR || child)
-		e = pos_alloc(c, &op, attr, &x);
+	struct udc_entry *e = pos_alloc(c, &op, attr, &x);
 	bool refused = false;
 	if (e) {
 		udc_mutex_lock(&op.s->lock);
@@ -717,11 +719,15 @@ int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
 	struct udc_dir *d = dir_get(c, dir);
 	if (!d)
 		return -ENOMEM;
-	/* Out of memory: the fill goes on, and udc_readdir cannot list d. */
-	(void)listing_make(c, d);
-	dir_fill_begin(c, d, fill);
+	/* The extension holds the fill's epoch and the listing. */
+	int r = dir_ext_get(c, d) ? 0 : -ENOMEM;
+	if (!r) {
+		/* Out of memory: the fill goes on, and udc_readdir cannot list d. */
+		(void)listing_make(c, d);
+		r = dir_fill_begin(c, d, fill);
+	}
 	dir_put(c, d);
-	return 0;
+	return r;
 }
 
 int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
@@ -826,7 +832,7 @@ static void rename_dotdot_locked(struct udc_cache *c, struct rename_op *ro, bool
 	else if (target->ino == UDC_INO_NONE && !target_absent)
 		dir_children_moved(c, ro->n.d);
 	if (ro->moved_dir) {
-		dir_parent_set(c, ro->moved_dir, known && was->type == UDC_TYPE_DIR ? ro->n.d : NULL);
+		dir_parent_move(c, ro->moved_dir, known && was->type == UDC_TYPE_DIR ? ro->n.d : NULL);
 		dir_put(c, ro->moved_dir);
 	} else if (moved_ino == UDC_INO_NONE) {
 		dir_children_moved(c, ro->old.op.d);
@@ -1023,7 +1029,7 @@ static void xchg_dotdot_locked(struct udc_cache *c, const struct xchg_side *from
 	} else if (from->was.type == UDC_TYPE_DIR) {
 		struct udc_dir *moved = dir_find(c, from->was.ino);
 		if (moved) {
-			dir_parent_set(c, moved, to->op.d);
+			dir_parent_move(c, moved, to->op.d);
 			dir_put(c, moved);
 		}
 	}

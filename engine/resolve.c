@@ -106,7 +106,10 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 
 	if (!d)
 		return -ENOMEM;
-	dir_parent_snap(c, d, &snap);
+	if (dir_parent_snap(c, d, &snap)) {
+		dir_put(c, d);
+		return -ENOMEM;
+	}
 	stat_add(thread_stats(c), backend_calls, 1);
 	UDC_PROBE(backend_call, dir, "..", (size_t)2);
 	int r = backend_ask(c, call, dir, "..", 2, &attr, NULL, NULL);
@@ -116,8 +119,7 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	struct udc_dir *pd = r ? NULL : dir_get(c, attr.ino);
 	if (pd) {
 		if (dir_parent_learn(c, d, pd, &snap))
-			/* relaxed: returned with ".." answers, which are checked by stamp */
-			atomic_store_explicit(&pd->cookie, attr.cookie, memory_order_relaxed);
+			dir_cookie_set(pd, attr.cookie);
 		else
 			stat_add(thread_stats(c), stale_answers, 1);
 		dir_put(c, pd);
@@ -333,7 +335,8 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 
 	/* Allocate what caching the answer needs before taking the lock. */
 	struct udc_entry *fresh = answer_entry(c, d, &k, hash, r, &attr, &ph.value, ttl_ms, call);
-	struct udc_dir *child = r == 0 && attr.type == UDC_TYPE_DIR ? dir_get(c, attr.ino) : NULL;
+	/* A directory's record of its parent, if it has one (dir_learn). */
+	struct udc_dir *child = r == 0 && attr.type == UDC_TYPE_DIR ? dir_find(c, attr.ino) : NULL;
 	if (fresh)
 		fresh->gen = ph.gen;
 

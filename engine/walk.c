@@ -123,7 +123,7 @@ static struct udc_attr dir_attr(struct udc_cache *c, udc_ino ino)
 	rcu_read_lock();
 	struct udc_dir *d = dir_find_rcu(c, ino);
 	if (d)
-		a.cookie = atomic_load_explicit(&d->cookie, memory_order_relaxed);
+		a.cookie = dir_cookie_rcu(d);
 	rcu_read_unlock();
 	return a;
 }

@@ -417,9 +417,13 @@ UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
 /**
  * udc_add() - @name in @dir now exists as @attr (replacing what was cached).
  * attr->ino must not be UDC_INO_NONE, attr->type must be an enum udc_type,
- * attr->flags must be 0.  A directory added this way has @dir recorded as
- * its parent (for "..").  "..", with a UDC_TYPE_DIR attr, records the
- * parent of @dir.
+ * attr->flags must be 0.  "..", with a UDC_TYPE_DIR attr, records the
+ * parent of @dir.  A directory added by its name has @dir as its parent
+ * for ".." only if the cache holds a ".." record for it already (it is
+ * brought up to date); else its ".." is recorded when it is first asked
+ * (udc_resolve, udc_walk: one backend call) or told with "..".  (Until
+ * 0.2, every directory added recorded its parent: a second cache line
+ * for each directory named, for an answer seldom asked.)
  */
 UDC_API int udc_add(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	    const struct udc_attr *attr);

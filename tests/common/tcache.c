@@ -93,6 +93,13 @@ int tc_add(udc_cache *c, udc_ino dir, const char *name, udc_ino ino, uint32_t ty
 	return udc_add(c, dir, name, strlen(name), &a);
 }
 
+int tc_parent(udc_cache *c, udc_ino dir, udc_ino parent)
+{
+	struct udc_attr a = tc_attr(parent, UDC_TYPE_DIR, 0);
+
+	return udc_add(c, dir, "..", 2, &a);
+}
+
 int tc_add_neg(udc_cache *c, udc_ino dir, const char *name)
 {
 	return udc_add_negative(c, dir, name, strlen(name), 0);
@@ -135,6 +142,10 @@ void tc_store_add(struct tenv *e, udc_ino dir, const char *name, udc_ino ino, ui
 	tc_store_only(e, dir, name, ino, type, cookie);
 	r = tc_add(e->c, dir, name, ino, type, cookie);
 	cr_assert_eq(r, 0, "udc_add(%llu, \"%s\") = %d", (unsigned long long)dir, name, r);
+	if (type == UDC_TYPE_DIR) {
+		r = tc_parent(e->c, ino, dir);
+		cr_assert_eq(r, 0, "udc_add(%llu, \"..\") = %d", (unsigned long long)ino, r);
+	}
 }
 
 const char *tc_res_str(int r)

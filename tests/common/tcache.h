@@ -79,6 +79,10 @@ int tc_walk(struct tenv *e, udc_ino start, const char *path, unsigned flags, str
 int tc_add(udc_cache *c, udc_ino dir, const char *name, udc_ino ino, uint32_t type,
 	   uint64_t cookie);
 int tc_add_neg(udc_cache *c, udc_ino dir, const char *name);
+/* Tell the cache that @parent is the parent of directory @dir (udc_add of
+ * ".."): a directory's ".." is recorded when told or asked, not by adding
+ * its name. */
+int tc_parent(udc_cache *c, udc_ino dir, udc_ino parent);
 int tc_remove(udc_cache *c, udc_ino dir, const char *name);
 int tc_invalidate(udc_cache *c, udc_ino dir, const char *name);
 int tc_rename(udc_cache *c, udc_ino odir, const char *oname, udc_ino ndir, const char *nname,
@@ -88,7 +92,8 @@ int tc_rmdir(udc_cache *c, udc_ino parent, const char *name, udc_ino dir);
 int tc_complete(udc_cache *c, udc_ino dir);
 
 /* Store and cache together: the store gets (dir, name) = attr and the cache
- * is told with udc_add (asserted to return 0). */
+ * is told with udc_add (asserted to return 0), and of a directory its ".."
+ * too (tc_parent). */
 void tc_store_add(struct tenv *e, udc_ino dir, const char *name, udc_ino ino, uint32_t type,
 		  uint64_t cookie);
 /* Store only (the cache learns it through the backend). */

@@ -213,6 +213,9 @@ Test(exchange, directories_learn_their_new_parents)
 
 	add_v(D, "A", 300, UDC_TYPE_DIR, "A");
 	add_v(TC_ROOT, "B", 400, UDC_TYPE_DIR, "B");
+	cr_assert_eq(tc_lookup(env.c, 300, "..", NULL), UDC_MISS, "not told, not asked");
+	cr_assert_eq(tc_parent(env.c, 300, D), 0);
+	cr_assert_eq(tc_parent(env.c, 400, TC_ROOT), 0);
 	cr_assert_eq(tc_lookup(env.c, 300, "..", &got), UDC_POSITIVE);
 	cr_assert_eq(got.ino, D);
 	cr_assert_eq(udc_exchange(env.c, D, "A", 1, TC_ROOT, "B", 1), 0);
@@ -229,6 +232,7 @@ Test(exchange, an_unknown_side_is_forgotten_and_its_directory_not_complete)
 	struct udc_attr got;
 
 	add_v(TC_ROOT, "C", 500, UDC_TYPE_DIR, "C");   /* a directory in the root */
+	cr_assert_eq(tc_parent(env.c, 500, TC_ROOT), 0);
 	cr_assert_eq(tc_lookup(env.c, 500, "..", &got), UDC_POSITIVE);
 	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
 	add_v(D, "a", 100, UDC_TYPE_REG, "x");

@@ -178,6 +178,7 @@ Test(holes, dotdot_after_rename_with_unknown_ino)
 	struct udc_attr got;
 
 	cr_assert_eq(tc_add(c, D_INO, "sub", SUB_INO, UDC_TYPE_DIR, 0), 0);
+	cr_assert_eq(tc_parent(c, SUB_INO, D_INO), 0);
 	cr_assert_eq(tc_add(c, SUB_INO, "f", 31, UDC_TYPE_REG, 0), 0);   /* keeps its object */
 	cr_assert_eq(tc_lookup(c, SUB_INO, "..", &got), UDC_POSITIVE);
 	cr_assert_eq(got.ino, D_INO);
@@ -204,6 +205,8 @@ Test(holes, dotdot_of_a_directory_replaced_uncached)
 	cr_assert_eq(tc_add(c, 40, "keep", 41, UDC_TYPE_REG, 0), 0);
 	cr_assert_eq(tc_lookup(c, 40, "..", &got), UDC_POSITIVE);
 	cr_assert_eq(tc_add(c, D_INO, "x", 50, UDC_TYPE_DIR, 0), 0);
+	cr_assert_eq(tc_parent(c, 50, D_INO), 0);
+	cr_assert_eq(tc_add(c, 50, "keep", 51, UDC_TYPE_REG, 0), 0);   /* keeps its object */
 	cr_assert_eq(tc_rename(c, D_INO, "x", E_INO, "t", 50), 0);   /* over 40 */
 	int r = tc_lookup(c, 40, "..", &got);
 	cr_assert_eq(r, UDC_MISS, "a replaced directory's \"..\" = %s ino %llu", tc_res_str(r),

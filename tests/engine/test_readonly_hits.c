@@ -179,8 +179,12 @@ static void sh_regions_collect(struct udc_cache *c)
 	table_memory(c->names, sh_region_add, NULL);
 	table_memory(c->dirs, sh_region_add, NULL);
 	rcu_read_lock();
-	table_for_each(c->dirs, &it, n)
-		sh_region_add(NULL, "directory object", dir_of(n), sizeof(struct udc_dir));
+	table_for_each(c->dirs, &it, n) {
+		struct udc_dir *d = dir_of(n);
+		sh_region_add(NULL, "directory object", d, sizeof(*d));
+		if (dir_ext_rcu(d))
+			sh_region_add(NULL, "directory extension", dir_ext_rcu(d), sizeof(struct dir_ext));
+	}
 	rcu_read_unlock();
 }
 
@@ -299,6 +303,8 @@ Test(readonly_hits, shared_memory_unchanged, .timeout = 120)
 		int n = snprintf(dn, sizeof(dn), "d%u", k);
 		struct udc_attr a = { .ino = sh_dir_ino(k), .type = UDC_TYPE_DIR };
 		cr_assert_eq(udc_add(sh_cache, SH_ROOT, dn, (size_t)n, &a), 0);
+		struct udc_attr up = { .ino = SH_ROOT, .type = UDC_TYPE_DIR };
+		cr_assert_eq(udc_add(sh_cache, sh_dir_ino(k), "..", 2, &up), 0);   /* its ".." */
 		for (unsigned i = 0; i < SH_NAMES; i++) {
 			n = sh_name(nm, sizeof(nm), i);
 			struct udc_attr f = { .ino = sh_name_ino(k, i), .type = UDC_TYPE_REG };

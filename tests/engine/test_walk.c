@@ -487,6 +487,7 @@ Test(walk, dotdot_deeper_than_the_walk_remembers)
 	for (udc_ino i = 0; i < DEPTH; i++) {
 		struct udc_attr d = tc_attr(100 + i, UDC_TYPE_DIR, 0);
 		cr_assert_eq(udc_add(c, i ? 100 + i - 1 : TC_ROOT, "d", 1, &d), 0);
+		cr_assert_eq(tc_parent(c, 100 + i, i ? 100 + i - 1 : TC_ROOT), 0);
 		memcpy(path + n, "/d", 2);
 		n += 2;
 	}
