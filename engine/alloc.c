@@ -387,6 +387,9 @@ void entry_free_flush(struct udc_cache *c)
 {
 	slab_rcu_flush_own(c->slabs[ENT_NEGATIVE]);
 	slab_rcu_flush_own(c->slabs[ENT_POSITIVE]);
+	/* and the reaper's: left in their slots, its frees waited for 62
+	 * more, their pages pinned after udc_shrink (engine/dir.c) */
+	slab_rcu_flush_own(c->dir_slab);
 
 	udc_spin_lock(&c->free_lock);
 	struct free_batch *b = free_take_locked(c);

@@ -209,9 +209,11 @@ static size_t bytes_min_for(struct udc_cache *c, size_t limit)
 {
 	size_t own = cache_bytes_used(c);
 
-	for (int k = 0; k < 2; k++)
-		own += (size_t)slab_nr_cpus(c->slabs[k]) * slab_nr_classes(c->slabs[k]) *
-		       slab_page_size(c->slabs[k]);
+	const struct slab *slabs[] = { c->slabs[0], c->slabs[1], c->dir_slab };
+
+	for (unsigned k = 0; k < sizeof(slabs) / sizeof(slabs[0]); k++)
+		own += (size_t)slab_nr_cpus(slabs[k]) * slab_nr_classes(slabs[k]) *
+		       slab_page_size(slabs[k]);
 	size_t min = 2 * own < limit ? 2 * own : limit;
 	return min > UDC_MEMORY_MIN ? min : UDC_MEMORY_MIN;
 }

@@ -691,8 +691,10 @@ static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
 /* An idle object: freed, kept on dirs_idle, or back in use. */
 static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
 {
-	/* relaxed, all: a policy hint; an answer lost to a race costs a call */
-	struct dir_ext *x = atomic_load_explicit(&d->ext, memory_order_relaxed);
+	/* relaxed, the fields: a policy hint; an answer lost to a race
+	 * costs a call (the extension: a pinner may have made it while d
+	 * waited here, so its fields are read through dir_ext_rcu) */
+	struct dir_ext *x = dir_ext_rcu(d);
 	bool kept = (x && (atomic_load_explicit(&x->parent, memory_order_relaxed) != UDC_INO_NONE ||
 			   atomic_load_explicit(&x->kids, memory_order_relaxed) != 0)) ||
 		    (atomic_load_explicit(&d->state, memory_order_relaxed) &

@@ -82,6 +82,10 @@ struct udc_attr {                      /* what a positive name maps to */
 	uint32_t flags;                /* reserved: 0 */
 	uint64_t cookie;               /* the embedder's word, stored and returned as given */
 };
+/* A directory's attr that no name gave (a ".." answer, a walk that ends
+ * on its start, "." or ".."): its cookie is the one its name was last
+ * added or resolved with while the cache held a ".." record for it or
+ * for one of its children, or a fill of it (it is kept with them), else 0. */
 
 /* Outcomes of udc_lookup (cache only). */
 #define UDC_MISS     0                 /* the cache knows nothing about the name */
