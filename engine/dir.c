@@ -25,11 +25,14 @@
  * flag).  d->refs counts what needs it: its entries in the name table and
  * the calls holding it (pins: dir_get, dir_find).  When refs falls to zero
  * the object is idle: it is pushed on dirs_queued, and the reaper (the
- * reclaim passes, one at a time) frees it if it holds no answer (no
- * parent known, not complete, no fill begun), or under memory pressure; an idle object
- * that holds one is kept on dirs_idle, oldest first, for pressure (its
- * answers are cached facts like any entry: losing one costs a backend
- * call, never a wrong answer).  Freeing is: refs CAS 0 -> DIR_DEAD, out of
+ * reclaim passes, one at a time) frees it under memory pressure, or at
+ * once if it was invalidated or removed and holds no answer.  An idle
+ * object that holds one (a ".." record of it or of a child, the complete
+ * flag, a fill begun) is kept on dirs_idle, oldest first, for pressure
+ * (its answers are cached facts like any entry: losing one costs a
+ * backend call, never a wrong answer); one that holds none is a spare,
+ * kept on dirs_spare for the directory's next name, the newest
+ * spare_max() of them.  Freeing is: refs CAS 0 -> DIR_DEAD, out of
  * the table, freed with its extension after a grace period
  * (slab_free_rcu: no rcu_head in the object).  A pin that finds DIR_DEAD takes
  * the object out of the table itself (a second cds_lfht_del is harmless)
@@ -125,6 +128,9 @@
 #include "engine/internal.h"
 
 #include <errno.h>
+
+/* A new object's generation (dir_bump_gen moves it on). */
+#define DIR_GEN_FIRST 1
 
 /* refs of an object being freed: below any count a pin could bring back. */
 #define DIR_DEAD (INT32_MIN / 2)
@@ -225,7 +231,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 	if (!d)
 		return NULL;
 	d->ino = ino;
-	atomic_init(&d->gen, 1);
+	atomic_init(&d->gen, DIR_GEN_FIRST);
 	atomic_init(&d->refs, 1);   /* our pin */
 
 	for (;;) {
@@ -631,25 +637,48 @@ void dir_reap_init(struct udc_cache *c)
 {
 	atomic_init(&c->dirs_queued, NULL);
 	atomic_init(&c->dirs_arrived, NULL);
-	c->dirs_idle = NULL;
-	c->dirs_idle_tail = &c->dirs_idle;
+	c->dirs_idle = (struct dir_fifo){ .tail = &c->dirs_idle.head };
+	c->dirs_spare = (struct dir_fifo){ .tail = &c->dirs_spare.head };
 }
 
-/* dirs_idle, a FIFO linked by queued_next: the reaper's alone. */
-static void idle_push(struct udc_cache *c, struct udc_dir *d)
+/* dirs_idle and dirs_spare: FIFOs linked by queued_next, the reaper's alone. */
+static void fifo_push(struct dir_fifo *f, struct udc_dir *d)
 {
 	d->queued_next = NULL;
-	*c->dirs_idle_tail = d;
-	c->dirs_idle_tail = &d->queued_next;
+	*f->tail = d;
+	f->tail = &d->queued_next;
+	f->n++;
 }
 
-static struct udc_dir *idle_pop(struct udc_cache *c)
+static struct udc_dir *fifo_pop(struct dir_fifo *f)
 {
-	struct udc_dir *d = c->dirs_idle;
+	struct udc_dir *d = f->head;
 
-	if (d && !(c->dirs_idle = d->queued_next))
-		c->dirs_idle_tail = &c->dirs_idle;
+	if (!d)
+		return NULL;
+	if (!(f->head = d->queued_next))
+		f->tail = &f->head;
+	f->n--;
 	return d;
+}
+
+/* Does idle d hold an answer of its own (a ".." record of it or of a
+ * child, completeness, a fill)?  Relaxed, all: a policy hint; an answer
+ * lost to a race costs a call.  The extension is read through
+ * dir_ext_rcu: a pinner may have made it while d waited on a queue. */
+static bool dir_answers(struct udc_dir *d)
+{
+	struct dir_ext *x = dir_ext_rcu(d);
+
+	return (x && (atomic_load_explicit(&x->parent, memory_order_relaxed) != UDC_INO_NONE ||
+		      atomic_load_explicit(&x->kids, memory_order_relaxed) != 0)) ||
+	       (atomic_load_explicit(&d->state, memory_order_relaxed) & (DIR_COMPLETE | DIR_FILLING));
+}
+
+/* Idle d goes on the FIFO of its kind. */
+static void idle_keep(struct udc_cache *c, struct udc_dir *d)
+{
+	fifo_push(dir_answers(d) ? &c->dirs_idle : &c->dirs_spare, d);
 }
 
 /* Free idle d if nothing holds it: true if it was. */
@@ -679,36 +708,55 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 }
 
 /* d, taken off the reaper's queues, is held again: no longer idle, unless
- * its last reference went meanwhile (then it goes back, to dirs_idle). */
+ * its last reference went meanwhile (then it goes back on its FIFO). */
 static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
 {
 	/* seq_cst, both: see Ordering (a put to zero sees the flag or we see 0) */
 	atomic_fetch_and(&d->state, ~(uint64_t)DIR_IDLE);
 	if (atomic_load(&d->refs) == 0 && !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
-		idle_push(c, d);
+		idle_keep(c, d);
 }
 
-/* An idle object: freed, kept on dirs_idle, or back in use. */
+/* An arrival: freed under pressure or when it has nothing to keep it,
+ * else kept on its FIFO, or back in use.  A directory invalidated or
+ * removed (its generation moved on) makes no spare: its names are gone,
+ * and a removed one is not looked in again. */
 static void dir_consider(struct udc_cache *c, struct udc_dir *d, bool pressure)
 {
-	/* relaxed, the fields: a policy hint; an answer lost to a race
-	 * costs a call (the extension: a pinner may have made it while d
-	 * waited here, so its fields are read through dir_ext_rcu) */
-	struct dir_ext *x = dir_ext_rcu(d);
-	bool kept = (x && (atomic_load_explicit(&x->parent, memory_order_relaxed) != UDC_INO_NONE ||
-			   atomic_load_explicit(&x->kids, memory_order_relaxed) != 0)) ||
-		    (atomic_load_explicit(&d->state, memory_order_relaxed) &
-		     (DIR_COMPLETE | DIR_FILLING));
+	bool useless = !dir_answers(d) && dir_gen(d) != DIR_GEN_FIRST;
 
-	if ((!kept || pressure) && dir_kill(c, d))
+	if ((pressure || useless) && dir_kill(c, d))
 		return;
 	/* relaxed: a hint; dir_unidle re-reads with seq_cst */
 	if (atomic_load_explicit(&d->refs, memory_order_relaxed) != 0)
 		dir_unidle(c, d);
-	else if (kept)
-		idle_push(c, d);
 	else
-		queued_push(c, d);   /* held and let go again while we looked: next round */
+		idle_keep(c, d);
+}
+
+/*
+ * The idle objects with no answer kept without pressure: a sixteenth of
+ * the objects, at least DIR_SPARE_MIN.  A directory whose names come and
+ * go (a staging directory; the churn workload) keeps its object between
+ * them: freed at once, each create made it again and each unlink's reap
+ * freed it (churn at 64 directories: 1,750 of a cycle's 10,200
+ * instructions, BENCHMARKS.md, issue 14, stop 27).
+ */
+#define DIR_SPARE_MIN 64
+static size_t spare_max(struct udc_cache *c)
+{
+	int64_t n = cache_nr_dirs(c) / 16;
+
+	return n > DIR_SPARE_MIN ? (size_t)n : DIR_SPARE_MIN;
+}
+
+/* The oldest of @f: freed, or back in use (a pin does not take it off). */
+static void fifo_reap_one(struct udc_cache *c, struct dir_fifo *f)
+{
+	struct udc_dir *d = fifo_pop(f);
+
+	if (!dir_kill(c, d))
+		dir_unidle(c, d);
 }
 
 bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
@@ -718,7 +766,6 @@ bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
 
 	if (!n)   /* acquire: pairs with dir_put's release CAS (queued_next) */
 		n = atomic_exchange_explicit(&c->dirs_queued, NULL, memory_order_acquire);
-	/* The new arrivals first: most are freed at once. */
 	while (budget && n) {
 		struct udc_dir *d = n;
 		n = d->queued_next;   /* before d's link is reused */
@@ -726,14 +773,17 @@ bool dir_reap(struct udc_cache *c, size_t budget, bool pressure)
 		budget--;
 	}
 	atomic_store_explicit(&c->dirs_arrived, n, memory_order_relaxed);
-	/* Under pressure, the ones kept for their answers, oldest first. */
-	while (pressure && budget && c->dirs_idle) {
-		struct udc_dir *d = idle_pop(c);
-		if (!dir_kill(c, d))
-			dir_unidle(c, d);
+	/* The spares past their bound (all of them under pressure), then
+	 * under pressure the ones kept for their answers, oldest first. */
+	while (budget && c->dirs_spare.n > (pressure ? 0 : spare_max(c))) {
+		fifo_reap_one(c, &c->dirs_spare);
 		budget--;
 	}
-	return n || dir_reap_due(c) || (pressure && c->dirs_idle);
+	while (pressure && budget && c->dirs_idle.n) {
+		fifo_reap_one(c, &c->dirs_idle);
+		budget--;
+	}
+	return n || dir_reap_due(c) || (pressure && (c->dirs_idle.n || c->dirs_spare.n));
 }
 
 bool dir_reap_due(struct udc_cache *c)

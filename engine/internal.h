@@ -115,6 +115,13 @@ struct dir_listing;                  /* engine/listing.c */
  * line (it cost two, 27-48% of the bytes at a binding limit: issue 14).
  */
 struct dir_ext;
+struct udc_dir;
+
+/* A FIFO of idle directories linked by queued_next (engine/dir.c's reaper). */
+struct dir_fifo {
+	struct udc_dir *head, **tail;
+	size_t n;
+};
 
 struct udc_dir {
 	udc_ino ino;                      /* immutable */
@@ -128,7 +135,7 @@ struct udc_dir {
 	_Atomic uint64_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
 	struct dir_ext *_Atomic ext;      /* NULL until needed (dir_ext_get) */
 	struct udc_dir *queued_next;      /* idle: on cache->dirs_queued, dirs_arrived or
-	                                   * dirs_idle (DIR_IDLE's holder owns it); dead:
+	                                   * dirs_idle, dirs_spare (DIR_IDLE's holder owns it); dead:
 	                                   * udc_destroy's list */
 };
 
@@ -301,8 +308,8 @@ struct udc_cache {
 	_Atomic size_t dirs_buckets;      /* resizer, read relaxed for bytes_used) */
 	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
 	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (the reaper's) */
-	struct udc_dir *dirs_idle;        /* idle dirs kept for their answers (the reaper's), */
-	struct udc_dir **dirs_idle_tail;  /* oldest first, linked by queued_next */
+	struct dir_fifo dirs_idle;        /* idle dirs kept for their answers (the reaper's) */
+	struct dir_fifo dirs_spare;       /* idle dirs with none, kept a while (the reaper's) */
 
 	/* --- fills begun (udc_dir_fill_begin): a listing's token, read by
 	 * every mutation (stripe->touched), written by each fill begun: a

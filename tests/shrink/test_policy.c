@@ -734,13 +734,14 @@ static uint64_t pol_dirs_after_a_call(udc_cache *c)
 	return tc_stats(c).nr_dirs;
 }
 
-Test(policy, idle_directories_go_unless_they_hold_an_answer)
+Test(policy, idle_directories_are_kept_for_their_answers_or_as_a_few_spares)
 {
 	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
 	struct udc_attr a;
 
 	/* root holds "sub"; 100 knows its parent; 101 is complete; 200 held
-	 * one negative, now gone; 300 was removed. */
+	 * one negative, now gone; 300 was removed; and 1000 more held one
+	 * negative each, now gone. */
 	cr_assert_eq(tc_add(c, TC_ROOT, "sub", 100, UDC_TYPE_DIR, 5), 0);
 	cr_assert_eq(tc_parent(c, 100, TC_ROOT), 0);
 	cr_assert_eq(tc_complete(c, 101), 0);
@@ -749,9 +750,21 @@ Test(policy, idle_directories_go_unless_they_hold_an_answer)
 	cr_assert_eq(tc_add_neg(c, 300, "y"), 0);
 	cr_assert_eq(udc_invalidate_dir(c, 300), 0);
 	cr_assert_eq(tc_invalidate(c, 300, "y"), 0);   /* its stale entry gone too */
-	/* Left: root, 100, 101, and 998 (the tick's). */
-	cr_assert_eq(pol_dirs_after_a_call(c), 4, "%llu directories",
-		     (unsigned long long)tc_stats(c).nr_dirs);
+	for (udc_ino d = 1000; d < 2000; d++) {
+		cr_assert_eq(tc_add_neg(c, d, "z"), 0);
+		cr_assert_eq(tc_invalidate(c, d, "z"), 0);
+	}
+	/* Left: root, 100, 101, 998 (the tick's), and the newest of the
+	 * others, 64 at most (engine/dir.c, DIR_SPARE_MIN). */
+	uint64_t n = pol_dirs_after_a_call(c);
+	cr_assert(n >= 4 && n <= 4 + 64, "%llu directories", (unsigned long long)n);
+	/* The newest spare is there for its next name, the oldest is gone
+	 * (freed at once, a directory whose names came and went was made
+	 * again for each). */
+	rcu_read_lock();
+	cr_assert_not_null(dir_find_rcu(c, 1999), "the newest spare was freed");
+	cr_assert_null(dir_find_rcu(c, 1000), "the oldest spare was kept");
+	rcu_read_unlock();
 	cr_assert_eq(tc_lookup(c, 100, "..", &a), UDC_POSITIVE);
 	cr_assert_eq(a.ino, TC_ROOT);
 	cr_assert_eq(tc_lookup(c, 101, "nothing", NULL), UDC_NEGATIVE, "still complete");
