@@ -458,6 +458,16 @@ Test(semantics, dotdot)
 	cr_assert_eq(r, UDC_POSITIVE, "(sub, \"..\") = %s", tc_res_str(r));
 	cr_assert_eq(got.ino, D_INO);
 	cr_expect_eq(got.type, UDC_TYPE_DIR);
+	/* A record that exists follows the directory's name when it is
+	 * added elsewhere (the embedder saw it there), with its cookie. */
+	cr_assert_eq(udc_add(env.c, E_INO, "sub", 3, &sub), 0);
+	r = tc_lookup(env.c, 30, "..", &got);
+	cr_assert_eq(r, UDC_POSITIVE, "(sub, \"..\") after its add in e = %s", tc_res_str(r));
+	cr_assert_eq(got.ino, E_INO);
+	cr_assert_eq(udc_add(env.c, D_INO, "sub", 3, &sub), 0);
+	r = tc_lookup(env.c, 30, "..", &got);
+	cr_assert_eq(r, UDC_POSITIVE);
+	cr_assert_eq(got.ino, D_INO, "and back in d");
 	/* A non-directory added does not get a parent. */
 	cr_assert_eq(tc_add(env.c, D_INO, "file", 31, UDC_TYPE_REG, 0), 0);
 	expect_res(31, "..", UDC_MISS, "\"..\" of a file");
