@@ -119,11 +119,6 @@ void mem_free_line(struct udc_cache *c, void *p, size_t size)
 	free_counted(&c->bytes_held, p, size, UDC_CACHELINE);
 }
 
-size_t mem_line_real_size(size_t size)
-{
-	return real_size(size, UDC_CACHELINE);
-}
-
 size_t entry_size(enum entry_kind kind, size_t len, unsigned extras)
 {
 	size_t head = kind == ENT_POSITIVE ? sizeof(struct udc_pos) : sizeof(struct udc_neg);

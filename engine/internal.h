@@ -397,7 +397,6 @@ static inline struct thread_stats *thread_stats(struct udc_cache *c)
 /* mem_alloc/mem_free (accounted, 16-aligned): engine/engine.h */
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
 void mem_free_line(struct udc_cache *c, void *p, size_t size);
-size_t mem_line_real_size(size_t size); /* what mem_alloc_line(size) counts */
 /* The cache struct with @stripes stripes; *bytes: its real size. */
 struct udc_cache *cache_struct_alloc(size_t stripes, size_t *bytes);
 void cache_struct_free(struct udc_cache *c);
