@@ -5,10 +5,10 @@
  * Owns: the directory table (cache->dirs, an rculfhash keyed by the keyed
  * hash of the ino), every struct udc_dir in it and its struct dir_ext,
  * the directory slab they come from (cache->dir_slab: one line each), and
- * the reaper's queues (cache->dirs_queued, dirs_arrived, dirs_idle); the
- * complete flag and the fill protocol (d->state, x->complete_until); the
- * ".." records (x->parent, parent_stamp, parent_seq, epoch;
- * cache->dir_clock, dotdot_moves).
+ * the reaper's queues (cache->dirs_queued, dirs_arrived, dirs_idle,
+ * dirs_spare); the complete flag and the fill protocol (d->state,
+ * x->complete_until); the ".." records (x->parent, parent_stamp,
+ * parent_seq, epoch; cache->dir_clock, dotdot_moves).
  *
  * The extension (x = d->ext) holds what few directories have: a ".."
  * record, the epoch that records of it are stamped with, a listing, a
@@ -46,11 +46,12 @@
  *   races between makers (the loser frees its never-published copy), and
  *   the refs RMWs settle pins against the reaper's CAS.
  *   The reaper's caller (the policy, shrink/, holding its lock) runs one
- *   reaper at a time; that protects dirs_arrived, dirs_idle and the
- *   DIR_IDLE objects on them.  dirs_queued is a lock-free stack (CAS push
- *   anywhere, exchange pop-all by the reaper: with no single pop there is
- *   no ABA); dirs_idle a FIFO.  All three link by d->queued_next, which
- *   belongs to whoever set DIR_IDLE (one of them at a time).
+ *   reaper at a time; that protects dirs_arrived, dirs_idle, dirs_spare
+ *   and the DIR_IDLE objects on them.  dirs_queued is a lock-free stack
+ *   (CAS push anywhere, exchange pop-all by the reaper: with no single pop
+ *   there is no ABA); dirs_idle and dirs_spare are FIFOs.  All four link
+ *   by d->queued_next, which belongs to whoever set DIR_IDLE (one of them
+ *   at a time).
  *   x->lock (spinlock, innermost) serialises the writers of d's ".."
  *   record (parent, parent_stamp, parent_seq); it
  *   is taken under the stripe lock of the entry being linked or unlinked.
