@@ -120,11 +120,12 @@
  *   (seq_cst), if the object has an extension: its load of d->ext is
  *   seq_cst, as dir_ext_get's CAS, so an extension made before a
  *   learner's reads (below) is seen, and one made after is stamped by a
- *   learner that reads the new dotdot_moves.  dir_parent_learn reads the parent's epoch (seq_cst), then
- *   dotdot_moves (seq_cst), and records only if dotdot_moves is what it
- *   was before the backend call.  If it reads the old count, the bump is
- *   later in the seq_cst order, so the epoch change is later too and the
- *   stamp it recorded stops matching; if the new one, it records nothing.
+ *   learner that reads the new dotdot_moves.  dir_parent_learn reads the
+ *   parent's epoch (seq_cst), then dotdot_moves (seq_cst), and records
+ *   only if dotdot_moves is what it was before the backend call.  If it
+ *   reads the old count, the bump is later in the seq_cst order, so the
+ *   epoch change is later too and the stamp it recorded stops matching;
+ *   if the new one, it records nothing.
  */
 #include "engine/internal.h"
 

@@ -719,13 +719,10 @@ int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
 	struct udc_dir *d = dir_get(c, dir);
 	if (!d)
 		return -ENOMEM;
-	/* The extension holds the fill's epoch and the listing. */
-	int r = dir_ext_get(c, d) ? 0 : -ENOMEM;
-	if (!r) {
-		/* Out of memory: the fill goes on, and udc_readdir cannot list d. */
-		(void)listing_make(c, d);
-		r = dir_fill_begin(c, d, fill);
-	}
+	/* Out of memory: the fill goes on, and udc_readdir cannot list d
+	 * (or, with no room for d's extension, the fill fails too). */
+	(void)listing_make(c, d);
+	int r = dir_fill_begin(c, d, fill);
 	dir_put(c, d);
 	return r;
 }

@@ -439,6 +439,8 @@ Test(walk, dotdot_returns_where_the_walk_came_from)
 	cr_assert_eq(udc_add(c, TC_ROOT, "a", 1, &d2), 0);
 	cr_assert_eq(udc_add(c, 2, "b", 1, &d3), 0);
 	cr_assert_eq(udc_add(c, 2, "f", 1, &f4), 0);
+	cr_assert_eq(tc_parent(c, 3, 2), 0);   /* a record, then forgotten */
+	cr_assert_eq(udc_lookup(c, 3, "..", 2, NULL), UDC_POSITIVE);
 	cr_assert_eq(udc_invalidate(c, 3, "..", 2), 0);
 	cr_assert_eq(udc_lookup(c, 3, "..", 2, NULL), UDC_MISS, "3's parent is forgotten");
 	cr_assert_eq(udc_walk(c, TC_ROOT, "/a/b/..", 7, 0, NULL, &got), 0);
