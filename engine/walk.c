@@ -115,17 +115,31 @@ static void walk_release(struct walk *w)
 		free(w->links[i].target);
 }
 
-/* A directory's own attr, for walks that end on it ("/", ".", ".."). */
-static struct udc_attr dir_attr(struct udc_cache *c, udc_ino ino)
-{
-	struct udc_attr a = { .ino = ino, .type = UDC_TYPE_DIR };
+/*
+ * A directory's own attr, for walks that end on it ("/", ".", ".."): its
+ * cookie is read only if the walk ends there (dir_attr_settle), not at
+ * every walk's start (a lookup of the directory's object, 270
+ * instructions of a 1,500-instruction walk of cached names).  The flag
+ * lives in the attr's reserved word, inside a walk only.
+ */
+#define WALK_ATTR_COOKIE_UNREAD (1u << 31)
 
+static struct udc_attr dir_attr(udc_ino ino)
+{
+	return (struct udc_attr){ .ino = ino, .type = UDC_TYPE_DIR,
+				  .flags = WALK_ATTR_COOKIE_UNREAD };
+}
+
+static void dir_attr_settle(struct udc_cache *c, struct udc_attr *a)
+{
+	if (!(a->flags & WALK_ATTR_COOKIE_UNREAD))
+		return;
+	a->flags = 0;
 	rcu_read_lock();
-	struct udc_dir *d = dir_find_rcu(c, ino);
+	struct udc_dir *d = dir_find_rcu(c, a->ino);
 	if (d)
-		a.cookie = dir_cookie_rcu(d);
+		a->cookie = dir_cookie_rcu(d);
 	rcu_read_unlock();
-	return a;
 }
 
 /*
@@ -278,14 +292,14 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 
 	if (path[0] == '/')
 		start = c->root;
-	cur = dir_attr(c, start);
+	cur = dir_attr(start);
 	up.top = up.n = 0;
 
 	while ((r = walk_next_name(path, len, &i, cur.type, &comp)) > 0) {
 		struct udc_attr a;
 		bool dotdot = name_is_dotdot(comp.name, comp.len);
 		if (dotdot && cur.ino == c->root) {
-			a = dir_attr(c, c->root);
+			a = dir_attr(c->root);
 		} else if (dotdot && up.n && cur.type == UDC_TYPE_DIR) {
 			a = up_pop(&up);
 		} else {
@@ -324,7 +338,7 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 		len = (size_t)nlen;
 		i = 0;
 		if (path[0] == '/') {
-			cur = dir_attr(c, c->root);
+			cur = dir_attr(c->root);
 			up.n = 0;
 		}
 		/* a relative target resolves from the link's directory: cur,
@@ -336,8 +350,10 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	/* A trailing '/' asks for a directory. */
 	if (path_wants_dir(path, len) && !type_may_have_children(cur.type))
 		return -ENOTDIR;
-	if (out)
+	if (out) {
+		dir_attr_settle(c, &cur);   /* read within the pass (see udc_walk) */
 		*out = cur;
+	}
 	return 0;
 }
 

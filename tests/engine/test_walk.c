@@ -146,6 +146,42 @@ Test(walk, root)
 	cr_expect_eq(got.type, UDC_TYPE_DIR, "\"/\" has type %u", got.type);
 }
 
+/* A walk that ends on a directory it did not look up by name (its start,
+ * ".", a ".." back to the start, "/") gives that directory's own attr: its
+ * cookie is the directory's (read at the end of the walk, not at its
+ * start), and nothing of the walk's bookkeeping shows in it. */
+Test(walk, ends_on_a_directory_not_named_with_its_own_attr)
+{
+	struct udc_attr got, dd;
+	const struct udc_attr two = { .ino = 2, .type = UDC_TYPE_DIR, .cookie = 0x5eed };
+
+	walk_is(TC_ROOT, "/a/b/c", 0, 0, 4);
+	cr_assert_eq(udc_add(env.c, 3, "..", 2, &two), 0);   /* 2's cookie, with b's record */
+	cr_assert_eq(udc_resolve(env.c, 3, "..", 2, NULL, &dd), 0);
+	cr_assert_eq(dd.ino, 2);
+	cr_assert_eq(dd.cookie, 0x5eed, "the '..' record's cookie is %#llx",
+		     (unsigned long long)dd.cookie);
+	const char *paths[] = { ".", "./", "b/..", "b/../.", "b/../b/.." };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		memset(&got, 0xa5, sizeof(got));
+		cr_assert_eq(tc_walk(&env, 2, paths[i], 0, &got), 0, "walk of \"%s\" from 2",
+			     paths[i]);
+		cr_expect(got.ino == 2 && got.type == UDC_TYPE_DIR && got.flags == 0 &&
+				  got.cookie == dd.cookie,
+			  "walk of \"%s\" from 2: ino %llu type %u flags %#x cookie %#llx", paths[i],
+			  (unsigned long long)got.ino, got.type, got.flags,
+			  (unsigned long long)got.cookie);
+	}
+	const char *roots[] = { "/", "/.", "/..", "/a/..", "/a/b/../.." };
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		memset(&got, 0xa5, sizeof(got));
+		cr_assert_eq(tc_walk(&env, 3, roots[i], 0, &got), 0, "walk of \"%s\"", roots[i]);
+		cr_expect(got.ino == TC_ROOT && got.type == UDC_TYPE_DIR && got.flags == 0,
+			  "walk of \"%s\": ino %llu type %u flags %#x", roots[i],
+			  (unsigned long long)got.ino, got.type, got.flags);
+	}
+}
+
 Test(walk, components)
 {
 	struct udc_attr got;
