@@ -67,6 +67,9 @@ struct shrink {
 	/* --- read by every call --- */
 	struct udc_cache *c;              /* the cache whose policy this is (immutable) */
 	_Atomic size_t limit;             /* bytes_limit (relaxed: written under lock) */
+	_Atomic size_t mark_low;          /* its watermarks, written with it (reclaim.c: */
+	_Atomic size_t mark_land;         /* reclaim_low, reclaim_land; relaxed, numbers) */
+	_Atomic bool landing;             /* what landing_set last told the slabs (relaxed) */
 	uint32_t negative_max_age_ms;     /* immutable; UINT32_MAX: never */
 	bool no_thread;                   /* UDC_CFG_NO_RECLAIM_THREAD (immutable) */
 	bool reclaimer_running;           /* the reclaim thread: set at start, cleared at stop */

@@ -60,7 +60,9 @@
  *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
  *   space ageing batches and trims.  worker_busy: worker_main's release
  *   store of false pairs with worker_start's acquire load, so the join
- *   that follows finds the thread returning.
+ *   that follows finds the thread returning.  The limit, its watermarks
+ *   (limit_set) and the landing flag are relaxed numbers: a call that
+ *   reads one from before a change is a call that ran before it.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"
@@ -560,10 +562,23 @@ static size_t reclaim_over(const struct shrink *sh, size_t slack)
  * issue 14, stop 25).  Under it nothing waits.  Set by every mutating
  * call (shrink_after_call): two loads when it stays as it is.
  */
-static void landing_set(struct shrink *sh, bool on)
+static void landing_tell(struct shrink *sh, bool on)
 {
+	/* relaxed: a policy flag, as the slabs' own */
+	atomic_store_explicit(&sh->landing, on, memory_order_relaxed);
 	slab_set_landing(cache_slab(sh->c, ENT_NEGATIVE), on);
 	slab_set_landing(cache_slab(sh->c, ENT_POSITIVE), on);
+}
+
+/* The same when it changes: one load when it stays (every call).  Two
+ * calls that change it at once may leave the slabs told the older value:
+ * a call's chores tell them again (landing_tell), one call in
+ * CHORES_STRIDE of each thread's at most. */
+static void landing_set(struct shrink *sh, bool on)
+{
+	/* relaxed: see landing_tell */
+	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != on)
+		landing_tell(sh, on);
 }
 
 /* The bound: eviction once @used passes the low watermark (see below). */
@@ -673,14 +688,17 @@ void shrink_after_call(struct shrink *sh)
 {
 	bool chores = tls_chores_skip == 0 || chores_waiting(sh);
 	size_t used = reclaim_used(sh);
-	/* relaxed: a number (see shrink_set_limit) */
-	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+	/* relaxed: numbers (see limit_set) */
+	size_t land = atomic_load_explicit(&sh->mark_land, memory_order_relaxed);
+	size_t low = atomic_load_explicit(&sh->mark_low, memory_order_relaxed);
 
-	landing_set(sh, used > reclaim_land(limit));
 	if (!chores) {
+		landing_set(sh, used > land);
 		tls_chores_skip--;
-		if (used <= reclaim_low(limit))
+		if (used <= low)
 			return;
+	} else {
+		landing_tell(sh, used > land);
 	}
 	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */
 	if (chores) {
@@ -880,14 +898,24 @@ void shrink_reclaimer_stop(struct shrink *sh)
 	pthread_mutex_destroy(&sh->reclaimer_lock);
 }
 
+/* The limit and its watermarks; relaxed: numbers, read by every call
+ * (a call that reads a watermark of the other limit is as one that ran
+ * just before or after the change). */
+static void limit_set(struct shrink *sh, size_t limit)
+{
+	atomic_store_explicit(&sh->limit, limit, memory_order_relaxed);
+	atomic_store_explicit(&sh->mark_low, reclaim_low(limit), memory_order_relaxed);
+	atomic_store_explicit(&sh->mark_land, reclaim_land(limit), memory_order_relaxed);
+}
+
 int shrink_set_limit(struct shrink *sh, size_t bytes)
 {
 	size_t limit = bytes ? bytes : DEFAULT_MEMORY_LIMIT;
 
 	udc_mutex_lock(&sh->lock);
 	int err = sweep_limit_changed(sh, limit);
-	if (!err)   /* relaxed: see struct shrink (read by every call as a number) */
-		atomic_store_explicit(&sh->limit, limit, memory_order_relaxed);
+	if (!err)
+		limit_set(sh, limit);
 	udc_mutex_unlock(&sh->lock);
 	if (!err)
 		shrink_after_call(sh);
@@ -908,7 +936,7 @@ int shrink_create(struct udc_cache *c, const struct udc_config *cfg, struct shri
 		return -ENOMEM;
 	memset(sh, 0, sizeof(*sh));
 	sh->c = c;
-	atomic_init(&sh->limit, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
+	limit_set(sh, cfg->memory_limit ? cfg->memory_limit : DEFAULT_MEMORY_LIMIT);
 	sh->negative_max_age_ms = cfg->negative_max_age_ms ? cfg->negative_max_age_ms
 							   : DEFAULT_NEGATIVE_MAX_AGE_MS;
 	sh->no_thread = cfg->flags & UDC_CFG_NO_RECLAIM_THREAD;

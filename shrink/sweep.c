@@ -269,6 +269,11 @@ size_t sweep_ghosts_growth(struct shrink *sh)
 	/* relaxed: an estimate off the lock (the table itself may be freed
 	 * under us: its size is kept apart); sweep_ghosts_grow looks again */
 	uint32_t have = atomic_load_explicit(&sh->ghost_slots, memory_order_relaxed);
+
+	/* Every call asks: the common answer without the doubling (a table
+	 * of at least the smallest slots and one slot per entry wants none) */
+	if (have >= GHOST_MIN_SLOTS && (uint64_t)cache_nr_entries(sh->c) <= have)
+		return 0;
 	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 
 	return want > have ? ghost_table_bytes(want) : 0;

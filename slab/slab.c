@@ -235,10 +235,12 @@ int slab_class_for_size(const struct slab *s, size_t size)
 static struct slab_cpu *cpu_lock(struct slab *s)
 {
 	int cpu = sched_getcpu();
-	unsigned n = s->nr_cpus, first = cpu < 0 ? 0 : (unsigned)cpu % n;
+	unsigned n = s->nr_cpus, first = cpu < 0 ? 0 : (unsigned)cpu;
 
-	for (unsigned k = 0; k < n; k++) {
-		struct slab_cpu *sc = &s->cpus[(first + k) % n];
+	if (first >= n)   /* fewer slots than CPUs: the one division, rare */
+		first %= n;
+	for (unsigned k = 0, i = first; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
+		struct slab_cpu *sc = &s->cpus[i];
 		if (!udc_mutex_trylock(&sc->lock))
 			return sc;
 	}
