@@ -155,6 +155,7 @@ int dir_slab_create(struct udc_cache *c)
 		 * jemalloc slab of the same size. */
 		.page_shift = SLAB_PAGE_SHIFT_MIN,
 		.retained_max = 4,
+		.fullest_first = true,   /* and sparse pages drain */
 	};
 
 	c->dir_slab = slab_create(&cfg);

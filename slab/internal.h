@@ -148,6 +148,7 @@ struct slab_class {
 	uint32_t offset;
 	unsigned index;
 	bool fifo;		      /* filled once: no refill from partial pages */
+	bool fullest_first;	      /* slab_config's: refills take the fullest */
 	struct slab *slab;
 	char pad_[64]; /* keep classes' locks apart (see slab_page) */
 };

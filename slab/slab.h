@@ -48,6 +48,11 @@ struct slab_config {
 	 * only, never a partial one, so each page holds the objects of one
 	 * period of time (a sweeper's FIFO segment). */
 	unsigned fifo_mask;
+	/* Objects that never move (nothing compacts them): a refill takes
+	 * the fullest partial page with an eighth free among those it
+	 * looks at, so that sparse pages drain and go back, instead of the
+	 * first with a quarter free. */
+	bool fullest_first;
 	/* Empty pages kept for reuse instead of being given back (0: none);
 	 * slab_trim gives back the ones not reused. */
 	size_t retained_max;

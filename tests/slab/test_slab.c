@@ -1002,3 +1002,84 @@ Test(slab, freed_objects_are_poisoned)
 	rcu_unregister_thread();
 }
 #endif
+
+/* The index of the 4 KiB page of @obj among @pages (page addresses), or -1. */
+static int page_index(void *const *pages, int n, const void *obj)
+{
+	uintptr_t pg = (uintptr_t)obj & ~(uintptr_t)4095;
+
+	for (int i = 0; i < n; i++)
+		if ((uintptr_t)pages[i] == pg)
+			return i;
+	return -1;
+}
+
+/*
+ * A slab of objects that never move (fullest_first) refills from the
+ * fullest partial page with an eighth free, so that sparse pages drain:
+ * six full pages are left 10, 50, 80, 30, 95 and 60% live, and the
+ * allocations that follow fill the 80% page, then the 60% one, then the
+ * 50% one; the 95% page (less than an eighth free) is left alone.  The
+ * default refill took the first page with a quarter free, in list order.
+ */
+Test(slab, fullest_first_refills_the_densest_page)
+{
+	rcu_register_thread();
+	const struct slab_config cfg = {
+		.nr_classes = 1, .class_size = { 64 }, .page_shift = SLAB_PAGE_SHIFT_MIN,
+		.nr_cpus = 1, .fullest_first = true,
+	};
+	struct slab *s = slab_create(&cfg);
+	cr_assert_not_null(s);
+	enum { PAGES = 6, MAX_OBJ = 4096 / 64 };
+	static const int live_pct[PAGES] = { 10, 50, 80, 30, 95, 60 };
+	void *obj[PAGES * MAX_OBJ];
+	void *pages[PAGES];
+	int npages = 0, cap = 0, nobj = 0;
+
+	/* Fill six pages exactly: a seventh page's first object tells the
+	 * capacity (and is freed again). */
+	for (;;) {
+		void *o = slab_alloc(s, 0);
+		cr_assert_not_null(o);
+		uintptr_t pg = (uintptr_t)o & ~(uintptr_t)4095;
+		if (page_index(pages, npages, o) < 0) {
+			if (npages == PAGES) {
+				slab_free_now(s, o);
+				break;
+			}
+			pages[npages++] = (void *)pg;
+		}
+		obj[nobj++] = o;
+	}
+	cap = nobj / PAGES;
+	cr_assert_eq(nobj, cap * PAGES, "pages of unequal capacity: %d objects", nobj);
+	/* Free down to each page's share (its objects in allocation order). */
+	int freed[PAGES] = { 0 }, left[PAGES];
+	for (int p = 0; p < PAGES; p++)
+		left[p] = cap * live_pct[p] / 100;
+	for (int i = 0; i < nobj; i++) {
+		int p = page_index(pages, npages, obj[i]);
+		if (cap - freed[p] > left[p]) {
+			slab_free_now(s, obj[i]);
+			freed[p]++;
+		}
+	}
+	slab_release_open(s, UINT64_MAX);
+
+	int order[] = { 2, 5, 1 };   /* 80%, 60%, 50% live */
+	for (unsigned k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		int want = order[k];
+		for (int j = 0; j < freed[want]; j++) {
+			void *o = slab_alloc(s, 0);
+			cr_assert_not_null(o);
+			int got = page_index(pages, npages, o);
+			cr_assert_eq(got, want,
+				     "allocation %d after the frees went to the page %d%% live (page %d), "
+				     "not the fullest with room, %d%% live (page %d)",
+				     j, got >= 0 ? live_pct[got] : -1, got, live_pct[want], want);
+		}
+	}
+	slab_release_open(s, UINT64_MAX);
+	done(s);
+}
