@@ -227,12 +227,20 @@ static uint32_t ghost_min_slots(size_t limit)
 static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
 {
 	size_t most = limit / GHOST_BYTES_PER_SLOT;
-	int64_t entries = cache_nr_entries(c);
+	uint64_t entries = (uint64_t)cache_nr_entries(c);
 	uint32_t n = ghost_min_slots(limit);
 
-	while (n < (uint64_t)entries && 2 * (size_t)n <= most && n < GHOST_MAX_SLOTS)
-		n <<= 1;
-	return n;
+	if (n >= entries || 2 * (size_t)n > most)
+		return n;
+	/* The doubling of n while under the entries, within most and the
+	 * cap, without a loop (every call asks: sweep_ghosts_growth):
+	 * n's shift to the entries' power of two, and to most's. */
+	unsigned up = (unsigned)(64 - __builtin_clzll(entries - 1)) - (unsigned)__builtin_ctz(n);
+	unsigned room = (unsigned)(63 - __builtin_clzll(most)) - (unsigned)__builtin_ctz(n);
+	unsigned cap = (unsigned)__builtin_ctz(GHOST_MAX_SLOTS) - (unsigned)__builtin_ctz(n);
+	unsigned k = up < room ? up : room;
+
+	return n << (k < cap ? k : cap);
 }
 
 /* Replace the table by one of @n slots: 0, or -ENOMEM and nothing changed.
