@@ -18,7 +18,10 @@
  * that finds nothing left to move backs off until the entries shrink or
  * the pages grow by an eighth.  The reclaim thread (reclaim.c) runs the
  * same batches between calls (compact_batch), and udc_shrink() runs them
- * to the end (compact_all).
+ * to the end (compact_all).  Without the thread, a call that leaves
+ * compaction due does its chores again on its next call; with it, the
+ * call kicks the thread instead (calls that came back for it made 29% of
+ * the mixed workload's calls run their chores after its rmdirs).
  *
  * Probes (common/probe.h): compact_batch after each batch (with the
  * fragmentation it left); slab/compact.c's compact_page for each page

@@ -326,7 +326,8 @@ static struct slab_page *partial_fullest_locked(struct slab_class *c)
 		if (scanned++ == SLAB_PARTIAL_SCAN)
 			break;
 		uint32_t live = slab_page_live(p);
-		if (p->capacity - live >= (p->capacity + 7) / 8 && (!best || live > best_live)) {
+		if (p->capacity - live >= (p->capacity + 7) / 8 && (!best || live > best_live) &&
+		    (!slab_tls_compacting || 2 * live >= p->capacity)) {
 			best = p;
 			best_live = live;
 		}
