@@ -570,8 +570,10 @@ static size_t reclaim_over(const struct shrink *sh, size_t slack)
  */
 static void landing_tell(struct shrink *sh, bool on)
 {
-	/* relaxed: a policy flag, as the slabs' own */
-	atomic_store_explicit(&sh->landing, on, memory_order_relaxed);
+	/* relaxed: a policy flag, as the slabs' own; stored only when it
+	 * changes (the line is the one every call reads: it stays shared) */
+	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != on)
+		atomic_store_explicit(&sh->landing, on, memory_order_relaxed);
 	slab_set_landing(cache_slab(sh->c, ENT_NEGATIVE), on);
 	slab_set_landing(cache_slab(sh->c, ENT_POSITIVE), on);
 }
