@@ -484,7 +484,7 @@ static void sweep_inline(struct shrink *sh)
  * is still pending for the calls (then the next call does them again). */
 static bool reclaim_chores(struct shrink *sh)
 {
-	compact_inline(sh);   /* pages back without losing answers, first */
+	bool compacting = compact_inline(sh);   /* pages back without losing answers, first */
 	if (!sh->reclaimer_running)
 		pages_trim(sh);
 	age_inline(sh);
@@ -503,13 +503,11 @@ static bool reclaim_chores(struct shrink *sh)
 	}
 	bool compact = compact_due(sh);
 	if (sh->reclaimer_running) {
-		/* The rest is the thread's, kicked above; compaction too:
-		 * calls that saw it due compacted on every call, each a
-		 * batch or a try (the mixed workload after its rmdirs: 29% of
-		 * its calls, 600 instructions each). */
-		if (compact)
+		/* The rest is the thread's, kicked above; compaction too,
+		 * unless this call's batch left more to move (compact.c). */
+		if (compact && !compacting)
 			reclaimer_kick(sh);
-		return false;
+		return compacting;
 	}
 	return compact || trims || resize || dir_reap_due(sh->c) ||
 	       atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0;

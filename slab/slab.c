@@ -311,28 +311,32 @@ static struct slab_page *page_open_locked(struct slab_cpu *sc, struct slab_class
 /*
  * Of the first SLAB_PARTIAL_SCAN partial pages of @c, the fullest with an
  * eighth of its slots free (NULL if none); the ones looked at go to the
- * list's tail, the next refill looks at the next ones.  For objects that
- * never move: the first page with room, as below, filled the sparse pages
- * as readily as the dense ones, and the directory slab of a replay at a
- * small limit (gcc x313 at 500 KB) held its objects in 53% of its slots.
+ * list's tail at once (the list's head moves past them), so the next
+ * refill looks at the next ones.  For objects that never move: the first
+ * page with room, as below, filled the sparse pages as readily as the
+ * dense ones, and the directory slab of a replay at a small limit (gcc
+ * x313 at 500 KB) held its objects in 53% of its slots.
  */
 static struct slab_page *partial_fullest_locked(struct slab_class *c)
 {
-	struct slab_page *p, *tmp, *best = NULL;
+	struct slab_page *p, *best = NULL, *last = NULL;
 	uint32_t best_live = 0;
 	unsigned scanned = 0;
 
-	cds_list_for_each_entry_safe(p, tmp, &c->partial, plink) {
+	cds_list_for_each_entry(p, &c->partial, plink) {
 		if (scanned++ == SLAB_PARTIAL_SCAN)
 			break;
+		last = p;
 		uint32_t live = slab_page_live(p);
 		if (p->capacity - live >= (p->capacity + 7) / 8 && (!best || live > best_live) &&
 		    (!slab_tls_compacting || 2 * live >= p->capacity)) {
 			best = p;
 			best_live = live;
 		}
-		cds_list_del(&p->plink);
-		cds_list_add_tail(&p->plink, &c->partial);
+	}
+	if (last) {   /* the head after the last looked at: they are the tail */
+		cds_list_del(&c->partial);
+		cds_list_add(&c->partial, &last->plink);
 	}
 	return best;
 }

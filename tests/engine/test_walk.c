@@ -172,13 +172,20 @@ Test(walk, ends_on_a_directory_not_named_with_its_own_attr)
 			  (unsigned long long)got.ino, got.type, got.flags,
 			  (unsigned long long)got.cookie);
 	}
-	const char *roots[] = { "/", "/.", "/..", "/a/..", "/a/b/../.." };
+	/* The root's own cookie, with a's record of it. */
+	const struct udc_attr root = { .ino = TC_ROOT, .type = UDC_TYPE_DIR, .cookie = 0x700d };
+	cr_assert_eq(udc_add(env.c, 2, "..", 2, &root), 0);
+	/* ... "/a/labs/../..": labs -> /a/b, the walk starts again at the
+	 * root and goes back up to it. */
+	const char *roots[] = { "/", "/.", "/..", "/a/..", "/a/b/../..", "/a/labs/../.." };
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
 		memset(&got, 0xa5, sizeof(got));
 		cr_assert_eq(tc_walk(&env, 3, roots[i], 0, &got), 0, "walk of \"%s\"", roots[i]);
-		cr_expect(got.ino == TC_ROOT && got.type == UDC_TYPE_DIR && got.flags == 0,
-			  "walk of \"%s\": ino %llu type %u flags %#x", roots[i],
-			  (unsigned long long)got.ino, got.type, got.flags);
+		cr_expect(got.ino == TC_ROOT && got.type == UDC_TYPE_DIR && got.flags == 0 &&
+				  got.cookie == root.cookie,
+			  "walk of \"%s\": ino %llu type %u flags %#x cookie %#llx", roots[i],
+			  (unsigned long long)got.ino, got.type, got.flags,
+			  (unsigned long long)got.cookie);
 	}
 }
 
