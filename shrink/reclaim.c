@@ -715,6 +715,11 @@ void shrink_after_call(struct shrink *sh)
 	cancel_release(cs);
 }
 
+void shrink_tables_settle(struct shrink *sh)
+{
+	tables_resize(sh);
+}
+
 size_t shrink_bytes(struct shrink *sh, size_t bytes)
 {
 	size_t freed = 0;

@@ -72,6 +72,9 @@ void shrink_after_forget(struct shrink *sh);
 
 /* ---- the public calls that are the policy's ---- */
 size_t shrink_bytes(struct shrink *sh, size_t bytes);   /* udc_shrink */
+/* The tables' resizes that are due, made now (waiting for one in progress):
+ * a benchmark's steady state after a preload (udc-stress's settle). */
+void shrink_tables_settle(struct shrink *sh);
 int shrink_set_limit(struct shrink *sh, size_t bytes);   /* udc_set_memory_limit */
 size_t shrink_limit(const struct shrink *sh);            /* bytes_limit */
 size_t shrink_slack(const struct shrink *sh);            /* bytes_slack */

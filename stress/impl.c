@@ -95,6 +95,11 @@ static void udcache_bytes_parts(void *c, struct shrink_bytes_parts *p)
 	shrink_bytes_parts(((struct udc_cache *)c)->shrink, p);
 }
 
+static void udcache_settle(void *c)
+{
+	shrink_tables_settle(((struct udc_cache *)c)->shrink);
+}
+
 const struct impl impl_udcache = {
 	.name = "udcache",
 	.summary = "this library: RCU hash, lock-free reclaim, bounded memory",
@@ -112,6 +117,7 @@ const struct impl impl_udcache = {
 	.invalidate_dir = udcache_invalidate_dir,
 	.stats = udcache_stats,
 	.bytes_parts = udcache_bytes_parts,
+	.settle = udcache_settle,
 };
 
 /*
@@ -164,6 +170,7 @@ const struct impl impl_udcache_value = {
 	.invalidate_dir = udcache_invalidate_dir,
 	.stats = udcache_stats,
 	.bytes_parts = udcache_bytes_parts,
+	.settle = udcache_settle,
 };
 
 const struct impl *const impls[] = {

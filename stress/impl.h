@@ -81,6 +81,11 @@ struct impl {
 	void (*stats)(void *c, struct udc_stats *st);
 	/* Where bytes_used is (shrink/shrink.h); NULL but for udcache's. */
 	void (*bytes_parts)(void *c, struct shrink_bytes_parts *p);
+	/* Finish the table resizes a preload made due, which run in other
+	 * threads (udcache's worker, liburcu's for lfht), so that hits are
+	 * timed in the steady state; NULL: the implementation resizes in the
+	 * inserting call. */
+	void (*settle)(void *c);
 };
 
 /* Every implementation, udcache first; NULL-terminated. */

@@ -479,5 +479,26 @@ static void lfht_stats(void *cp, struct udc_stats *st)
 	bl_stats_put(st, &s);
 }
 
-const struct impl impl_lfht = BL_IMPL(
-	lfht, "lfht", "bare liburcu rculfhash, no eviction (lookup ceiling, unbounded)", false);
+/* impl->settle: the size liburcu's accounting resizes to (a node a
+ * bucket), made now; its own resize runs later, in liburcu's thread.
+ * Outside a read-side section, as cds_lfht_resize wants. */
+static void lfht_settle(void *cp)
+{
+	struct lfht_cache *c = cp;
+	/* relaxed: statistics (see Ordering); nothing runs meanwhile */
+	uint64_t n = atomic_load_explicit(&c->nr_positive, memory_order_relaxed) +
+		     atomic_load_explicit(&c->nr_negative, memory_order_relaxed);
+	unsigned long size = MIN_BUCKETS;
+
+	while (size < n)
+		size <<= 1;
+	bl_rcu_enter();
+	cds_lfht_resize(c->names, size);
+}
+
+const struct impl impl_lfht = {
+	BL_IMPL_BASE(lfht, "lfht", "bare liburcu rculfhash, no eviction (lookup ceiling, unbounded)",
+		     false),
+	.destroy = bl_destroy, .add = bl_add, .add_negative = bl_add_negative,
+	.remove = bl_remove, .rmdir = bl_rmdir, .settle = lfht_settle,
+};
