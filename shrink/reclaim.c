@@ -60,7 +60,11 @@
  *   age_next_ms and trim_next_ms are claimed by a relaxed CAS: they only
  *   space ageing batches and trims.  worker_busy: worker_main's release
  *   store of false pairs with worker_start's acquire load, so the join
- *   that follows finds the thread returning.  The limit, its watermarks
+ *   that follows finds the thread returning; and a seq_cst fence after
+ *   that store (then a look at the garbage) pairs with one in
+ *   worker_start (after the garbage was noted, before busy is read):
+ *   either the starter sees the worker idle and makes one, or the worker
+ *   sees the garbage and resumes (worker_resume, under reclaimer_lock).  The limit, its watermarks
  *   (limit_set) and the landing flag are relaxed numbers: a call that
  *   reads one from before a change is a call that ran before it.
  */
@@ -257,6 +261,24 @@ static void worker_garbage_batch(struct shrink *sh)
 		nanosleep(&(struct timespec){ .tv_nsec = WORKER_NAP_NS }, NULL);
 }
 
+/*
+ * The worker, idle, found a job noted meanwhile (worker_start saw it busy
+ * and left the job to it): busy again, unless a starter holds the lock
+ * (it saw the worker idle: it joins it and makes the next one) or the
+ * cache is being destroyed.
+ */
+static bool worker_resume(struct shrink *sh)
+{
+	if (pthread_mutex_trylock(&sh->reclaimer_lock))
+		return false;
+	/* relaxed: only this lock's holders set it */
+	bool again = !sh->reclaimer_stop && !atomic_load_explicit(&sh->worker_busy, memory_order_relaxed);
+	if (again)
+		atomic_store_explicit(&sh->worker_busy, true, memory_order_relaxed);
+	pthread_mutex_unlock(&sh->reclaimer_lock);
+	return again;
+}
+
 /* The worker: the tables' resizes that are due and the garbage rounds,
  * until neither is left, or udc_destroy stops it between two batches. */
 static void *worker_main(void *arg)
@@ -267,34 +289,48 @@ static void *worker_main(void *arg)
 	/* best effort, both: see Scheduling */
 	pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){ 0 });
 	setpriority(PRIO_PROCESS, (id_t)gettid(), WORKER_NICE);
-	for (bool more = true; more && !worker_stopping(sh);) {
-		more = false;
-		if (cache_tables_resize_due(sh->c)) {
-			tables_resize(sh);
-			more = true;
+	do {
+		for (bool more = true; more && !worker_stopping(sh);) {
+			more = false;
+			if (cache_tables_resize_due(sh->c)) {
+				tables_resize(sh);
+				more = true;
+			}
+			if (worker_garbage_due(sh)) {
+				worker_garbage_batch(sh);
+				more = true;
+			}
 		}
-		if (worker_garbage_due(sh)) {
-			worker_garbage_batch(sh);
-			more = true;
-		}
-	}
-	entry_free_flush(sh->c);
-	/* release: pairs with the acquire in worker_start: the thread is
-	 * about to return, so the join there does not wait */
-	atomic_store_explicit(&sh->worker_busy, false, memory_order_release);
+		entry_free_flush(sh->c);
+		/* release: pairs with the acquire in worker_start: the thread
+		 * is about to return, so the join there does not wait */
+		atomic_store_explicit(&sh->worker_busy, false, memory_order_release);
+		/* seq_cst: pairs with worker_start's fence (Dekker): a job
+		 * noted before it saw the worker busy is seen here */
+		atomic_thread_fence(memory_order_seq_cst);
+	} while (worker_garbage_due(sh) && worker_resume(sh));
 	return NULL;
 }
 
 /*
  * Without the thread: start the worker for a big job (a resize past
  * RESIZE_INLINE_BUCKETS, GARBAGE_WORKER_MIN entries of garbage), unless
- * it runs (it looks for more work before it returns: a job noted as it
- * returns waits for the next call).  One at a time, joined by the next
- * start or by shrink_reclaimer_stop.  Returns false if it neither runs
- * nor could be made: the calls do the job themselves.
+ * it runs (it looks for more work before it returns, and garbage noted
+ * as it returns once more after: worker_resume; until then a big
+ * invalidation that came as the worker finished a resize waited for the
+ * next call, and with none its garbage stayed: the ASan CI run of
+ * reclaim_thread/worker_sweeps_the_garbage_without_the_thread).  A resize
+ * noted as it returns waits for the next call, which notes it again.  One
+ * at a time, joined by the next start or by shrink_reclaimer_stop.
+ * Returns false if it neither runs nor could be made: the calls do the
+ * job themselves.
  */
 static bool worker_start(struct shrink *sh)
 {
+	/* seq_cst: the job noted before this call (garbage_pending), then
+	 * worker_busy read; pairs with worker_main's fence after it clears
+	 * busy: a worker seen busy sees the job (worker_resume) */
+	atomic_thread_fence(memory_order_seq_cst);
 	/* acquire: pairs with the release at worker_main's end */
 	if (atomic_load_explicit(&sh->worker_busy, memory_order_acquire))
 		return true;
