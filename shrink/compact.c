@@ -18,12 +18,12 @@
  * that finds nothing left to move backs off until the entries shrink or
  * the pages grow by an eighth.  The reclaim thread (reclaim.c) runs the
  * same batches between calls (compact_batch), and udc_shrink() runs them
- * to the end (compact_all).  Without the thread, a call that leaves
- * compaction due does its chores again on its next call; with it, only a
- * call whose batch left more to move does, and one that found the lock
- * taken or nothing to move kicks the thread instead (calls that came back
- * for it made 29% of the mixed workload's calls run their chores after
- * its rmdirs, 600 instructions each, mostly to find the lock taken).
+ * to the end (compact_all).  A call that leaves compaction due does its
+ * chores again on its next call, with the thread or without (with the
+ * thread, leaving it to the thread was tried in issue 14 and 16's stop
+ * 28: the calls' batches that found the lock free were missed, and RSS
+ * after a mass removal came down more slowly, past
+ * threads_memory/rss_follows_the_cache's bound under a loaded CI).
  *
  * Probes (common/probe.h): compact_batch after each batch (with the
  * fragmentation it left); slab/compact.c's compact_page for each page
@@ -156,9 +156,9 @@ static bool compact_step(struct shrink *sh, bool wait)
 	return more;
 }
 
-bool compact_inline(struct shrink *sh)
+void compact_inline(struct shrink *sh)
 {
-	return compact_step(sh, false);
+	compact_step(sh, false);
 }
 
 bool compact_batch(struct shrink *sh, bool fresh)

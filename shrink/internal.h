@@ -185,9 +185,8 @@ bool sweep_trim(struct shrink *sh, size_t budget);
 void background_lock(struct shrink *sh);
 
 /* ---- shrink/compact.c: when to move entries out of sparse pages ---- */
-/* A bounded batch if worth it, or nothing if another thread is at it:
- * true if it did one and more remains. */
-bool compact_inline(struct shrink *sh);
+/* A bounded batch if worth it, or nothing if another thread is at it. */
+void compact_inline(struct shrink *sh);
 /* Compaction would give pages back (a racy look, without shrink_lock). */
 bool compact_due(struct shrink *sh);
 /* One batch if worth it, waiting for the lock: true if more remains.

@@ -520,7 +520,7 @@ static void sweep_inline(struct shrink *sh)
  * is still pending for the calls (then the next call does them again). */
 static bool reclaim_chores(struct shrink *sh)
 {
-	bool compacting = compact_inline(sh);   /* pages back without losing answers, first */
+	compact_inline(sh);   /* pages back without losing answers, first */
 	if (!sh->reclaimer_running)
 		pages_trim(sh);
 	age_inline(sh);
@@ -537,15 +537,11 @@ static bool reclaim_chores(struct shrink *sh)
 		else
 			tables_resize_calls(sh);
 	}
-	bool compact = compact_due(sh);
-	if (sh->reclaimer_running) {
-		/* The rest is the thread's, kicked above; compaction too,
-		 * unless this call's batch left more to move (compact.c). */
-		if (compact && !compacting)
-			reclaimer_kick(sh);
-		return compacting;
-	}
-	return compact || trims || resize || dir_reap_due(sh->c) ||
+	if (compact_due(sh))
+		return true;
+	if (sh->reclaimer_running)   /* the rest is the thread's, kicked above */
+		return false;
+	return trims || resize || dir_reap_due(sh->c) ||
 	       atomic_load_explicit(&sh->garbage_pending, memory_order_relaxed) > 0;
 }
 
