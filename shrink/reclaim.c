@@ -64,9 +64,10 @@
  *   that store (then a look at the garbage) pairs with one in
  *   worker_start (after the garbage was noted, before busy is read):
  *   either the starter sees the worker idle and makes one, or the worker
- *   sees the garbage and resumes (worker_resume, under reclaimer_lock).  The limit, its watermarks
- *   (limit_set) and the landing flag are relaxed numbers: a call that
- *   reads one from before a change is a call that ran before it.
+ *   sees the garbage and resumes (worker_resume, under reclaimer_lock).
+ *   The limit, its watermarks (limit_set) and the landing flag are
+ *   relaxed numbers: a call that reads one from before a change is a
+ *   call that ran before it.
  */
 #include "shrink/internal.h"
 #include "common/probe.h"

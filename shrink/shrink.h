@@ -72,14 +72,14 @@ void shrink_after_forget(struct shrink *sh);
 
 /* ---- the public calls that are the policy's ---- */
 size_t shrink_bytes(struct shrink *sh, size_t bytes);   /* udc_shrink */
-/* The tables' resizes that are due, made now (waiting for one in progress):
- * a benchmark's steady state after a preload (udc-stress's settle). */
-void shrink_tables_settle(struct shrink *sh);
 int shrink_set_limit(struct shrink *sh, size_t bytes);   /* udc_set_memory_limit */
 size_t shrink_limit(const struct shrink *sh);            /* bytes_limit */
 size_t shrink_slack(const struct shrink *sh);            /* bytes_slack */
 
 /* ---- diagnostics ---- */
+/* The tables' resizes that are due, made now (waiting for one in progress):
+ * a benchmark's steady state after a preload (udc-stress's settle). */
+void shrink_tables_settle(struct shrink *sh);
 /* Where bytes_used is (udc-stress's replay reports it): each part read
  * apart while the cache runs, so a busy cache's parts add up to about
  * the total only.  Density faults show here first: pages pinned by a few

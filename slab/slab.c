@@ -341,33 +341,37 @@ static struct slab_page *partial_fullest_locked(struct slab_class *c)
 	return best;
 }
 
-/* A page of @c for slot @sc (locked) to hold: partial with room, or new. */
-static struct slab_page *page_acquire_locked(struct slab_cpu *sc, struct slab_class *c)
+/* Of the first SLAB_PARTIAL_SCAN partial pages of @c, the first with a
+ * quarter of its slots free (NULL if none); the ones skipped go to the
+ * list's tail, to be looked at again later. */
+static struct slab_page *partial_first_locked(struct slab_class *c)
 {
-	lock_assert_held(&sc->lock);
 	struct slab_page *p, *tmp;
 	unsigned scanned = 0;
 
-	if (c->fifo)
-		return slab_page_new(c, sc);
-	pthread_mutex_lock(&c->lock);
-	if (c->fullest_first) {
-		p = partial_fullest_locked(c);
-		if (p)
-			return page_open_locked(sc, c, p);
-		pthread_mutex_unlock(&c->lock);
-		return slab_page_new(c, sc);
-	}
 	cds_list_for_each_entry_safe(p, tmp, &c->partial, plink) {
 		if (scanned++ == SLAB_PARTIAL_SCAN)
 			break;
 		uint32_t live = slab_page_live(p);
 		if (p->capacity - live >= p->capacity / 4 &&
 		    (!slab_tls_compacting || 2 * live >= p->capacity))
-			return page_open_locked(sc, c, p);
-		cds_list_del(&p->plink); /* skipped: look again later */
+			return p;
+		cds_list_del(&p->plink);
 		cds_list_add_tail(&p->plink, &c->partial);
 	}
+	return NULL;
+}
+
+/* A page of @c for slot @sc (locked) to hold: partial with room, or new. */
+static struct slab_page *page_acquire_locked(struct slab_cpu *sc, struct slab_class *c)
+{
+	lock_assert_held(&sc->lock);
+	if (c->fifo)
+		return slab_page_new(c, sc);
+	pthread_mutex_lock(&c->lock);
+	struct slab_page *p = c->fullest_first ? partial_fullest_locked(c) : partial_first_locked(c);
+	if (p)
+		return page_open_locked(sc, c, p);
 	pthread_mutex_unlock(&c->lock);
 	return slab_page_new(c, sc);
 }
