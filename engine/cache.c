@@ -16,6 +16,7 @@
  * Ordering:
  *   The cache is published to other threads by the caller after
  *   udc_create returns (their own synchronisation orders it).
+ *   cache_serials is a relaxed counter: only its uniqueness matters.
  *   udc_destroy runs alone (no reader, no other call), so it unpublishes
  *   nothing: it frees the external names of the entries still in the
  *   table, waits for the deferred frees' callbacks (rcu_pending_wait, not
@@ -236,6 +237,16 @@ static int config_check(const struct udc_config *cfg)
 	return 0;
 }
 
+/* A number no other cache of this process had or will have (from 1; 0 is
+ * a thread's "no hint"): 2^64 creates do not happen. */
+static uint64_t cache_serial_next(void)
+{
+	static _Atomic uint64_t cache_serials;
+
+	/* relaxed: only uniqueness matters (see Ordering) */
+	return atomic_fetch_add_explicit(&cache_serials, 1, memory_order_relaxed) + 1;
+}
+
 static uint64_t coarse_now_ns(void)
 {
 	struct timespec ts;
@@ -297,6 +308,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	err = -hash_key_init(&c->key, cfg->hash_key);
 	if (err)
 		goto fail;
+	c->serial = cache_serial_next();
 	c->root = cfg->root;
 	c->backend = cfg->backend;
 	c->flags = cfg->flags;

@@ -271,6 +271,8 @@ struct udc_cache {
 	struct cds_lfht *names;           /* entries by hash(dir, name) */
 	struct cds_lfht *dirs;            /* struct udc_dir by hash(ino) */
 	struct hash_key key;
+	uint64_t serial;                  /* this cache's number, unique in the process:
+	                                   * what a thread's stats hint is checked by */
 	udc_ino root;
 	uint64_t clock_base_ns;           /* CLOCK_MONOTONIC_COARSE at create: tick 0 */
 	uint32_t ttl_ms[2];               /* the default life of an answer, by enum
@@ -360,8 +362,10 @@ struct udc_cache {
 /*
  * The hit path's thread-locals use the initial-exec model: a fixed offset
  * from the thread pointer, no __tls_get_addr call from the shared library.
- * They are 5 bytes (and shrink/reclaim.c's chores countdown, 1), within
- * the static TLS surplus glibc keeps for a library loaded by dlopen.
+ * They are 21 bytes (and shrink/reclaim.c's chores countdown, 1), within
+ * the static TLS surplus glibc keeps for a library loaded by dlopen.  The
+ * others, liburcu's reader record among them, go through TLS descriptors
+ * (CMakeLists.txt: -mtls-dialect=gnu2).
  */
 #define UDC_TLS_IE __attribute__((tls_model("initial-exec")))
 
@@ -378,19 +382,34 @@ static inline void thread_enter(void)
 struct thread_stats *thread_stats_slow(struct udc_cache *c);
 extern __thread int32_t thread_index UDC_TLS_IE;   /* STATS_SHARED_SLOT: none (then the shared slot) */
 
+/* The calling thread's stats slot in the cache it last counted in, so that a
+ * thread's next call there finds it with one compare.  Set by
+ * thread_stats_slow() only for a registered thread's own slot, cleared when
+ * the thread exits (thread_exit): a hint that names c also says the thread
+ * is registered.  The serial, not the address, names the cache, since a new
+ * cache may be allocated where a destroyed one was. */
+struct stats_hint {
+	uint64_t serial;   /* 0: none */
+	struct thread_stats *slot;
+};
+extern __thread struct stats_hint stats_hint UDC_TLS_IE;
+
+static inline bool stats_hint_is(const struct udc_cache *c)
+{
+	return __builtin_expect(stats_hint.serial == c->serial, 1);
+}
+
+/* thread_enter() for a call on c: free when the thread's hint names c. */
+static inline void thread_enter_cache(const struct udc_cache *c)
+{
+	if (!stats_hint_is(c))
+		thread_enter();
+}
+
 /* The calling thread's counters in c (thread_enter() first). */
 static inline struct thread_stats *thread_stats(struct udc_cache *c)
 {
-	int32_t i = thread_index;
-
-	if (__builtin_expect(i >= 0, 1)) {
-		/* acquire: pairs with the release CAS that publishes a zeroed chunk */
-		struct stats_chunk *ch =
-			atomic_load_explicit(&c->stats[i / STATS_PER_CHUNK], memory_order_acquire);
-		if (__builtin_expect(ch != NULL, 1))
-			return &ch->slot[i % STATS_PER_CHUNK];
-	}
-	return thread_stats_slow(c);
+	return stats_hint_is(c) ? stats_hint.slot : thread_stats_slow(c);
 }
 
 /* ---- engine/alloc.c: accounted memory, entries in slab slots, deferred frees ---- */
@@ -696,7 +715,7 @@ static inline int value_call_begin(struct value_out *vo, void *value, const size
 	if (!r)
 		r = call_check_len(c, dir, name, len);
 	if (!r)
-		thread_enter();
+		thread_enter_cache(c);
 	return r;
 }
 

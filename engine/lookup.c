@@ -6,7 +6,9 @@
  * Owns: nothing; it reads the name table, entries and directory objects.
  *
  * The hit path is: check the name's length (call_check_len, inline from
- * common/path.h), hash it (inline SipHash-1-3, engine/hash.h), rcu_read_lock,
+ * common/path.h: one test an argument), find the thread's stats slot (its
+ * hint names this cache: one compare, thread_enter_cache), hash the name
+ * (inline SipHash-1-3, engine/hash.h), rcu_read_lock,
  * one rculfhash lookup (which compares the full 64-bit hash before calling
  * name_match), a generation check against the entry's directory, copy the
  * answer out, rcu_read_unlock.  The name's bytes are scanned for '/' and
@@ -166,7 +168,7 @@ int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct u
 
 	if (r)
 		return r;
-	thread_enter();
+	thread_enter_cache(c);
 	if (name_is_dotdot(name, len))
 		return lookup_dotdot(c, dir, out);
 	return lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out, NULL,

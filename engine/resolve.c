@@ -412,7 +412,7 @@ int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 
 	if (r)
 		return r;
-	thread_enter();
+	thread_enter_cache(c);
 	return resolve_name(c, dir, name, len, call, out, NULL, NULL);
 }
 

@@ -20,7 +20,9 @@
  *
  * Ordering:
  *   The release CAS that publishes a stats chunk pairs with the acquire
- *   load in thread_stats(): a reader of the pointer sees the zeroed chunk.
+ *   load in stats_slot(): a reader of the pointer sees the zeroed chunk.
+ *   The stats hint is the thread's own (TLS) and a cache's serial is
+ *   written before the cache is published, so neither needs ordering.
  *   An index handed from an exited thread to a new one goes through
  *   index_lock, so the new owner sees the old owner's last counter stores.
  */
@@ -33,6 +35,7 @@
 __thread bool thread_registered;
 static __thread bool rcu_ours;   /* this file registered the thread (not the embedder) */
 __thread int32_t thread_index = STATS_SHARED_SLOT;
+__thread struct stats_hint stats_hint;
 
 static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool index_used[NR_INDEXES];   /* protected by index_lock */
@@ -43,6 +46,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static void thread_exit(void *arg)
 {
 	(void)arg;
+	stats_hint = (struct stats_hint){ 0 };   /* its slot goes with the index */
 	if (thread_index >= 0) {
 		pthread_mutex_lock(&index_lock);
 		index_used[thread_index] = false;
@@ -90,17 +94,18 @@ void thread_register_slow(void)
 		udc_panic("pthread_setspecific failed");
 }
 
-struct thread_stats *thread_stats_slow(struct udc_cache *c)
+/* The slot of index i (>= 0) in c: its chunk made if it is not yet. */
+static struct thread_stats *stats_slot(struct udc_cache *c, int32_t i)
 {
-	int32_t i = thread_index;
-
-	if (i < 0)
-		return &c->shared_stats;
-
 	struct stats_chunk *_Atomic *slotp = &c->stats[i / STATS_PER_CHUNK];
+	/* acquire: pairs with the release CAS below, in another thread (see Ordering) */
+	struct stats_chunk *ch = atomic_load_explicit(slotp, memory_order_acquire);
+	if (ch)
+		return &ch->slot[i % STATS_PER_CHUNK];
+
 	struct stats_chunk *fresh = mem_alloc_line(c, sizeof(*fresh));
 	if (!fresh)
-		return &c->shared_stats;   /* out of memory: count approximately */
+		return NULL;
 	memset(fresh, 0, sizeof(*fresh));
 
 	struct stats_chunk *expected = NULL;
@@ -112,4 +117,16 @@ struct thread_stats *thread_stats_slow(struct udc_cache *c)
 		return &expected->slot[i % STATS_PER_CHUNK];
 	}
 	return &fresh->slot[i % STATS_PER_CHUNK];
+}
+
+struct thread_stats *thread_stats_slow(struct udc_cache *c)
+{
+	int32_t i = thread_index;
+	struct thread_stats *ts = i >= 0 ? stats_slot(c, i) : NULL;
+
+	if (!ts)   /* no index of its own, or out of memory: count approximately */
+		return &c->shared_stats;
+	if (thread_registered)   /* the hint also says so (thread_enter_cache) */
+		stats_hint = (struct stats_hint){ .serial = c->serial, .slot = ts };
+	return ts;
 }

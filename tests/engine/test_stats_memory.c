@@ -112,6 +112,40 @@ Test(stats_memory, stats_counters)
 		     urcu_memb_has_sys_membarrier ? "use" : "do not use");
 }
 
+/* A thread keeps the stats slot of the cache it last counted in (the hit
+ * path's hint): lookups alternating between two caches, and caches
+ * destroyed and created again (jemalloc hands a new cache the old one's
+ * address), count each in its own cache and nowhere else. */
+Test(stats_memory, stats_count_in_their_own_cache_when_caches_alternate_and_are_recreated)
+{
+	struct udc_attr a = tc_attr(100, UDC_TYPE_REG, 1);
+
+	cr_assert_eq(udc_add(env.c, D_INO, "p", 1, &a), 0);
+	struct udc_stats e0 = tc_stats(env.c);
+	for (int round = 0; round < 20; round++) {
+		udc_cache *x = tc_create(TC_ROOT, NULL, 0);
+		cr_assert_not_null(x);
+		cr_assert_eq(udc_add(x, D_INO, "p", 1, &a), 0);
+		struct udc_stats x0 = tc_stats(x);
+		for (int i = 0; i < 3; i++) {
+			cr_assert_eq(tc_lookup(x, D_INO, "p", NULL), UDC_POSITIVE);
+			cr_assert_eq(tc_lookup(env.c, D_INO, "p", NULL), UDC_POSITIVE);
+			cr_assert_eq(tc_lookup(x, D_INO, "q", NULL), UDC_MISS);
+		}
+		struct udc_stats x1 = tc_stats(x);
+		cr_expect_eq(x1.hits_positive - x0.hits_positive, 3, "round %d: %llu hits in the new cache",
+			     round, (unsigned long long)(x1.hits_positive - x0.hits_positive));
+		cr_expect_eq(x1.misses - x0.misses, 3, "round %d: %llu misses in the new cache", round,
+			     (unsigned long long)(x1.misses - x0.misses));
+		udc_destroy(x);
+	}
+	struct udc_stats e1 = tc_stats(env.c);
+	cr_expect_eq(e1.hits_positive - e0.hits_positive, 60, "%llu hits in the old cache",
+		     (unsigned long long)(e1.hits_positive - e0.hits_positive));
+	cr_expect_eq(e1.misses, e0.misses, "%llu misses counted in the old cache",
+		     (unsigned long long)(e1.misses - e0.misses));
+}
+
 Test(stats_memory, stats_bytes_grow)
 {
 	struct udc_stats s0 = tc_stats(env.c), s1;
