@@ -412,6 +412,15 @@ static inline struct thread_stats *thread_stats(struct udc_cache *c)
 	return stats_hint_is(c) ? stats_hint.slot : thread_stats_slow(c);
 }
 
+/* thread_enter_cache() and thread_stats() with one test of the hint. */
+static inline struct thread_stats *thread_enter_stats(struct udc_cache *c)
+{
+	if (stats_hint_is(c))
+		return stats_hint.slot;
+	thread_enter();
+	return thread_stats_slow(c);
+}
+
 /* ---- engine/alloc.c: accounted memory, entries in slab slots, deferred frees ---- */
 /* mem_alloc/mem_free (accounted, 16-aligned): engine/engine.h */
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */

@@ -97,10 +97,10 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
 /* lookup_name(), inlined into udc_lookup (a call's saves and restores are
  * a tenth of a hit). */
 static inline __attribute__((always_inline)) int
-lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
-		   struct udc_attr *out, struct value_out *vo, struct udc_dir **miss_pin)
+lookup_name_inline(struct udc_cache *c, struct thread_stats *ts, udc_ino dir, const char *name,
+		   size_t len, uint64_t hash, struct udc_attr *out, struct value_out *vo,
+		   struct udc_dir **miss_pin)
 {
-	struct thread_stats *ts = thread_stats(c);
 	const struct name_key k = { .dir = dir, .name = name, .len = len };
 	int r = UDC_MISS;
 	bool matched = false;
@@ -159,7 +159,7 @@ lookup_name_inline(struct udc_cache *c, udc_ino dir, const char *name, size_t le
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,
 		struct udc_attr *out, struct value_out *vo, struct udc_dir **miss_pin)
 {
-	return lookup_name_inline(c, dir, name, len, hash, out, vo, miss_pin);
+	return lookup_name_inline(c, thread_stats(c), dir, name, len, hash, out, vo, miss_pin);
 }
 
 int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct udc_attr *out)
@@ -168,11 +168,11 @@ int udc_lookup(udc_cache *c, udc_ino dir, const char *name, size_t len, struct u
 
 	if (r)
 		return r;
-	thread_enter_cache(c);
+	struct thread_stats *ts = thread_enter_stats(c);
 	if (name_is_dotdot(name, len))
 		return lookup_dotdot(c, dir, out);
-	return lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out, NULL,
-				  NULL);
+	return lookup_name_inline(c, ts, dir, name, len, hash_name(&c->key, dir, name, len), out,
+				  NULL, NULL);
 }
 
 int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
@@ -186,8 +186,8 @@ int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 	if (name_is_dotdot(name, len))
 		r = lookup_dotdot(c, dir, out);   /* no value */
 	else
-		r = lookup_name_inline(c, dir, name, len, hash_name(&c->key, dir, name, len), out,
-				       &vo, NULL);
+		r = lookup_name_inline(c, thread_stats(c), dir, name, len,
+				       hash_name(&c->key, dir, name, len), out, &vo, NULL);
 	*value_len = vo.len;
 	return r;
 }
