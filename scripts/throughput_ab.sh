@@ -7,8 +7,10 @@
 # their range, B against A, and B against the row's target baseline.
 #
 # Usage: scripts/throughput_ab.sh A/udc-stress B/udc-stress
-# Environment: RUNS (3), SECONDS_PER_RUN (3), ROWS ("workload:threads:baseline
-# ...", default the four targets' rows).  About a minute a run on 2 cores.
+# Environment: RUNS (3), SECONDS_PER_RUN (3), ROWS ("workload:threads:baselines
+# [:args] ...", default the four targets' rows; baselines joined by '+', args
+# udc-stress options joined by ',', e.g. "hit:2:lfht+kernel+ck_hs:--names,65536").
+# About a minute a run on 2 cores with the default rows.
 set -euo pipefail
 
 A=$1 B=$2
@@ -20,18 +22,20 @@ trap 'rm -f "$out"' EXIT
 rows=${ROWS:-"churn:1:lru-mutex rename:1:lru-mutex mixed:1:kernel mixed:2:kernel"}
 for ((r = 1; r <= RUNS; r++)); do
 	for row in $rows; do
-		IFS=: read -r wl threads base <<<"$row"
-		for side in A B base; do
+		IFS=: read -r wl threads bases args <<<"$row"
+		IFS=, read -r -a extra <<<"${args:-}"
+		label="$wl@$threads${args:+ ${args//,/ }}"
+		for side in A B ${bases//+/ }; do
 			bin=$B impl=udcache
 			[ "$side" = A ] && bin=$A
-			[ "$side" = base ] && impl=$base
+			[ "$side" != A ] && [ "$side" != B ] && impl=$side
 			"$bin" --csv --workload "$wl" --impl "$impl" --threads "$threads" \
-				--seconds "$SECS" 2>/dev/null |
+				--seconds "$SECS" "${extra[@]}" 2>/dev/null |
 				python3 -c 'import csv, sys
 row = list(csv.DictReader(sys.stdin))[0]
 if row["wrong"] != "0":
     sys.exit("wrong answers: " + row["wrong"])
-print(sys.argv[1], sys.argv[2], row["ops_per_sec"])' "$wl@$threads" "$side" >>"$out"
+print(sys.argv[1] + "\t" + sys.argv[2] + "\t" + row["ops_per_sec"])' "$label" "$side" >>"$out"
 		done
 	done
 done
@@ -40,7 +44,7 @@ python3 - "$out" "$A" "$B" <<'EOF'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    row, side, ops = line.split()
+    row, side, ops = line.rstrip("\n").split("\t")
     runs.setdefault(row, {}).setdefault(side, []).append(float(ops))
 def cell(v):
     return f"{statistics.median(v) / 1e3:,.0f} k ({min(v) / 1e3:,.0f}..{max(v) / 1e3:,.0f})"
@@ -48,6 +52,11 @@ print(f"A = {sys.argv[2]}, B = {sys.argv[3]}; ops/s, medians of {len(next(iter(r
 print("| workload@threads | A udcache | B udcache | B / A | baseline (B's) | B / baseline |")
 print("|---|---:|---:|---:|---:|---:|")
 for row, s in runs.items():
-    a, b, base = (statistics.median(s[k]) for k in ("A", "B", "base"))
-    print(f"| {row} | {cell(s['A'])} | {cell(s['B'])} | {b / a:.2f}x | {cell(s['base'])} | {b / base:.2f}x |")
+    a, b = (statistics.median(s[k]) for k in ("A", "B"))
+    first = True
+    for base in (k for k in s if k not in ("A", "B")):
+        m = statistics.median(s[base])
+        lead = f"| {row} | {cell(s['A'])} | {cell(s['B'])} | {b / a:.2f}x" if first else "| | | |"
+        print(f"{lead} | {base} {cell(s[base])} | {b / m:.2f}x |")
+        first = False
 EOF
