@@ -714,18 +714,14 @@ static inline void value_copy_out(struct value_out *vo, const void *data, size_t
 }
 
 /* The checks a *_value lookup makes first: its value arguments, then the
- * name's length (call_check_len: lookup_name scans the bytes); then the
- * thread is entered.  0 or -errno. */
-static inline int value_call_begin(struct value_out *vo, void *value, const size_t *value_len,
+ * name's length (call_check_len: lookup_name scans the bytes).  0 or
+ * -errno; the caller then enters the thread. */
+static inline int value_call_check(struct value_out *vo, void *value, const size_t *value_len,
 				   struct udc_cache *c, udc_ino dir, const char *name, size_t len)
 {
 	int r = value_out_init(vo, value, value_len);
 
-	if (!r)
-		r = call_check_len(c, dir, name, len);
-	if (!r)
-		thread_enter_cache(c);
-	return r;
+	return r ? r : call_check_len(c, dir, name, len);
 }
 
 /* Copy p's value out to @vo (NULL: not wanted). */

@@ -179,15 +179,16 @@ int udc_lookup_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		     struct udc_attr *out, void *value, size_t *value_len)
 {
 	struct value_out vo;
-	int r = value_call_begin(&vo, value, value_len, c, dir, name, len);
+	int r = value_call_check(&vo, value, value_len, c, dir, name, len);
 
 	if (r)
 		return r;
+	struct thread_stats *ts = thread_enter_stats(c);
 	if (name_is_dotdot(name, len))
 		r = lookup_dotdot(c, dir, out);   /* no value */
 	else
-		r = lookup_name_inline(c, thread_stats(c), dir, name, len,
-				       hash_name(&c->key, dir, name, len), out, &vo, NULL);
+		r = lookup_name_inline(c, ts, dir, name, len, hash_name(&c->key, dir, name, len),
+				       out, &vo, NULL);
 	*value_len = vo.len;
 	return r;
 }

@@ -421,10 +421,11 @@ int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		      size_t *value_len, unsigned *source)
 {
 	struct value_out vo;
-	int r = value_call_begin(&vo, value, value_len, c, dir, name, len);
+	int r = value_call_check(&vo, value, value_len, c, dir, name, len);
 
 	if (r)
 		return r;
+	thread_enter_cache(c);
 	r = resolve_name(c, dir, name, len, call, out, &vo, source);
 	*value_len = vo.len;
 	return r;
