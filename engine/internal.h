@@ -893,7 +893,17 @@ struct name_key {
  * makes first; the lookups' call_check_len() leaves the scan of the bytes
  * to lookup_name) and name_is_dotdot(): common/path.h. */
 int name_match(struct cds_lfht_node *node, const void *key);
-struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k);
+/* Call with rcu_read_lock held.  The entry, current or stale, or NULL. */
+static inline struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash,
+					       const struct name_key *k)
+{
+	struct cds_lfht_iter it;
+
+	cds_lfht_lookup(c->names, hash, name_match, k, &it);
+	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+	return n ? caa_container_of(n, struct udc_entry, node) : NULL;
+}
+
 /* Look (dir, name) up under rcu_read_lock, counting stats; UDC_* result,
  * or -EINVAL when no cached name matched and name holds a '/' or NUL
  * (callers check the rest of name_check() first: call_check_len).

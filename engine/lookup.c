@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine/lookup.c - the hit path: udc_lookup() and the lookups inside
- * resolve and walk.
+ * resolve and walk (the path itself is inline in engine/hit.h, which
+ * udc_resolve shares).
  *
  * Owns: nothing; it reads the name table, entries and directory objects.
  *
@@ -34,7 +35,7 @@
  *   dir_fill_complete, before the flag's CAS): reading false only skips
  *   the complete flag's check, and a miss is always a correct answer.
  */
-#include "engine/internal.h"
+#include "engine/hit.h"
 
 #include <errno.h>
 
@@ -46,23 +47,6 @@ int name_match(struct cds_lfht_node *node, const void *key)
 	rcu_found_note(node);   /* TSan: pairs with rcu_publish_note before the link */
 	return e->len == k->len && e->dir->ino == k->dir &&
 	       name_eq(entry_name(e), k->name, k->len);
-}
-
-/* Call with rcu_read_lock held.  The entry, current or stale, or NULL. */
-struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k)
-{
-	struct cds_lfht_iter it;
-
-	cds_lfht_lookup(c->names, hash, name_match, k, &it);
-	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
-	return n ? caa_container_of(n, struct udc_entry, node) : NULL;
-}
-
-/* A hit on e, whose hits byte was @h: the counter raised (ENT_EXPIRES kept). */
-static inline void entry_hit(struct udc_entry *e, uint8_t h)
-{
-	if ((h & HITS_MASK) < HITS_MAX)   /* only ever raise a counter that was lower */
-		atomic_store_explicit(&e->hits, (uint8_t)(h + 1), memory_order_relaxed);
 }
 
 /* ".." of dir: the root's is the root; others' from the directory object. */
@@ -92,68 +76,6 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)
 	if (out)
 		*out = (struct udc_attr){ .ino = parent, .type = UDC_TYPE_DIR, .cookie = cookie };
 	return UDC_POSITIVE;
-}
-
-/* lookup_name(), inlined into udc_lookup (a call's saves and restores are
- * a tenth of a hit). */
-static inline __attribute__((always_inline)) int
-lookup_name_inline(struct udc_cache *c, struct thread_stats *ts, udc_ino dir, const char *name,
-		   size_t len, uint64_t hash, struct udc_attr *out, struct value_out *vo,
-		   struct udc_dir **miss_pin)
-{
-	const struct name_key k = { .dir = dir, .name = name, .len = len };
-	int r = UDC_MISS;
-	bool matched = false;
-
-	rcu_read_lock();
-	struct udc_entry *e = entry_find_rcu(c, hash, &k);
-	/* relaxed: see Ordering (the counter); ENT_EXPIRES is fixed */
-	uint8_t h = e ? atomic_load_explicit(&e->hits, memory_order_relaxed) : 0;
-	bool current = e && entry_current(e);
-	if (current && __builtin_expect(!(h & ENT_EXPIRES) || !entry_expired(c, e), 1) &&
-	    !entry_forgotten(c, e)) {
-		matched = true;
-		entry_hit(e, h);
-		if (e->kind == ENT_POSITIVE) {
-			if (out)
-				pos_attr_copy(out, (const struct udc_pos *)e);
-			pos_value_copy(vo, (const struct udc_pos *)e);
-			r = UDC_POSITIVE;
-		} else {
-			r = UDC_NEGATIVE;
-		}
-	} else {
-		/* The miss path: a complete directory answers negative, but
-		 * not for a name whose answer expired or was forgotten (it
-		 * may exist).  Its object is looked up only if a caller pins
-		 * it or some directory may be complete (relaxed: a miss is
-		 * always a correct answer; dir_fill_complete). */
-		bool want_dir = miss_pin ||
-				atomic_load_explicit(&c->fills_completed, memory_order_relaxed);
-		struct udc_dir *d = e ? e->dir : want_dir ? dir_find_rcu(c, dir) : NULL;
-		matched = current;   /* expired, forgotten: still a cached name's bytes */
-		if (d && !current && dir_complete_rcu(d) && !dir_complete_expired(c, d))
-			r = UDC_NEGATIVE;
-		else if (miss_pin && d && dir_pin_rcu(c, d))
-			*miss_pin = d;   /* the miss's caller asks the backend: no second lookup */
-	}
-	rcu_read_unlock();
-
-	/* No cached name matched, so nothing proved the bytes valid. */
-	if (!matched) {
-		int err = name_check_bytes(name, len);
-		if (err) {
-			if (miss_pin && *miss_pin) {
-				dir_put(c, *miss_pin);
-				*miss_pin = NULL;
-			}
-			return err;
-		}
-	}
-	_Static_assert(UDC_MISS == 0 && UDC_POSITIVE == 1 && UDC_NEGATIVE == 2,
-		       "stat_lookup_result's index");
-	stat_lookup_result(ts, r);
-	return r;
 }
 
 int lookup_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len, uint64_t hash,

@@ -46,7 +46,7 @@
  *   after it leaves the published entry stale (its gen is the old one), so
  *   no answer older than an invalidation is ever served.
  */
-#include "engine/internal.h"
+#include "engine/hit.h"
 #include "common/probe.h"
 
 #include <errno.h>
@@ -372,9 +372,12 @@ unlock:
 	return r;
 }
 
-int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
-		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo,
-		 unsigned *src)
+/* resolve_name() with the caller's stats slot, inline into udc_resolve and
+ * udc_resolve_value: a hit is then a lookup's (engine/hit.h). */
+static inline __attribute__((always_inline)) int
+resolve_name_inline(struct udc_cache *c, struct thread_stats *ts, udc_ino dir, const char *name,
+		    size_t len, const struct udc_call *call, struct udc_attr *out,
+		    struct value_out *vo, unsigned *src)
 {
 	unsigned ignored;
 	int r;
@@ -394,7 +397,7 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	}
 	uint64_t hash = hash_name(&c->key, dir, name, len);
 	struct udc_dir *d = NULL;   /* pinned by the lookup's miss, for the backend's */
-	r = lookup_name(c, dir, name, len, hash, out, vo, c->backend ? &d : NULL);
+	r = lookup_name_inline(c, ts, dir, name, len, hash, out, vo, c->backend ? &d : NULL);
 	if (r < 0)
 		return r;   /* a '/' or NUL in the name (the checks' order: call_check) */
 	if (r != UDC_MISS)
@@ -405,6 +408,13 @@ int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 	return resolve_miss(c, d, dir, name, len, hash, call, out, vo, src);
 }
 
+int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
+		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo,
+		 unsigned *src)
+{
+	return resolve_name_inline(c, thread_stats(c), dir, name, len, call, out, vo, src);
+}
+
 int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		const struct udc_call *call, struct udc_attr *out)
 {
@@ -412,8 +422,8 @@ int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
 
 	if (r)
 		return r;
-	thread_enter_cache(c);
-	return resolve_name(c, dir, name, len, call, out, NULL, NULL);
+	struct thread_stats *ts = thread_enter_stats(c);
+	return resolve_name_inline(c, ts, dir, name, len, call, out, NULL, NULL);
 }
 
 int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
@@ -425,8 +435,8 @@ int udc_resolve_value(udc_cache *c, udc_ino dir, const char *name, size_t len,
 
 	if (r)
 		return r;
-	thread_enter_cache(c);
-	r = resolve_name(c, dir, name, len, call, out, &vo, source);
+	struct thread_stats *ts = thread_enter_stats(c);
+	r = resolve_name_inline(c, ts, dir, name, len, call, out, &vo, source);
 	*value_len = vo.len;
 	return r;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/hit_instructions.sh - instructions per hit (callgrind: repeatable
 # on a noisy machine), udcache against the bare rculfhash baseline, the
-# figure issue 16 sets (<= 1.1x), and the same hits through libudcache.so.
+# figure issue 16 sets (<= 1.1x), and the same hits through libudcache.so
+# (udc_lookup's, negative too, and udc_resolve's answered by the cache).
 #
 # Usage: BUILD=build/release scripts/hit_instructions.sh
 #   COUNT=1000000 NAMES=65536 (udc-stress's hit workload, 16-byte names,
@@ -45,3 +46,5 @@ n=$(per_hit hit_once "$shared" "$names" "$count")
 printf '| libudcache.so | positive | %s |\n' "$n"
 n=$(per_hit hit_once "$shared" "$names" "$count" negative)
 printf '| libudcache.so | negative | %s |\n' "$n"
+n=$(per_hit hit_once "$shared" "$names" "$count" resolve)
+printf '| libudcache.so | udc_resolve, positive | %s |\n' "$n"

@@ -10,10 +10,12 @@
  * uses the public API only, so scripts/hit_instructions.sh counts what a
  * hit costs an embedder (callgrind, --toggle-collect=hit_once).
  *
- * Usage: udc-hit-shared [NAMES [COUNT [negative]]]
+ * Usage: udc-hit-shared [NAMES [COUNT [negative|resolve]]]
  *   NAMES names of 16 bytes ("f<hex>" padded with '_', as udc-stress's hit
  *   workload) in 256 directories, cached positive (or negative), then COUNT
- *   lookups of names drawn uniformly.  Prints the hits; exits 1 if any lookup missed.
+ *   lookups of names drawn uniformly (udc_lookup; "resolve": udc_resolve,
+ *   answered by the cache with no backend).  Prints the hits; exits 1 if
+ *   any lookup missed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +29,16 @@
 #define DIRS 256   /* the names spread over them: a directory's negatives are bounded */
 #define DIR_OF(i) ((udc_ino)2 + (i) % DIRS)
 
+static int resolving;   /* udc_resolve, not udc_lookup */
+
 /* One lookup: the function callgrind collects. */
 __attribute__((noinline)) int hit_once(udc_cache *c, udc_ino dir, const char *name,
 				      struct udc_attr *a)
 {
+	static const struct udc_call call = { 0 };
+
+	if (resolving)
+		return udc_resolve(c, dir, name, NAME_LEN, &call, a) == 0 ? UDC_POSITIVE : UDC_MISS;
 	return udc_lookup(c, dir, name, NAME_LEN, a);
 }
 
@@ -39,10 +47,12 @@ int main(int argc, char **argv)
 	unsigned long names = argc > 1 ? strtoul(argv[1], NULL, 0) : 65536;
 	unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 0) : 1000000;
 	int negative = argc > 3 && strcmp(argv[3], "negative") == 0;
+
+	resolving = argc > 3 && strcmp(argv[3], "resolve") == 0;
 	struct udc_config cfg = UDC_CONFIG_INIT;
 
 	if (names == 0 || count == 0) {
-		fprintf(stderr, "usage: %s [NAMES [COUNT [negative]]]\n", argv[0]);
+		fprintf(stderr, "usage: %s [NAMES [COUNT [negative|resolve]]]\n", argv[0]);
 		return 2;
 	}
 	cfg.root = ROOT_INO;
