@@ -806,6 +806,11 @@ struct udc_stats {
  *      rest left as they are.  With a size outside that range, or a NULL
  *      cache, *st is left as it is.
  *
+ * Cost: about a microsecond, summing every thread's counters.  A size that
+ * covers resident_bytes adds a refresh of jemalloc's statistics, under its
+ * own lock: 10-15 us on a 2-core VM.  A caller that polls often (per
+ * request) sets st->size to offsetof(struct udc_stats, resident_bytes).
+ *
  * Context: any thread; takes no lock that lookups take.
  */
 UDC_API void udc_stats_get(udc_cache *c, struct udc_stats *st);
