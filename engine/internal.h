@@ -362,10 +362,11 @@ struct udc_cache {
 /*
  * The hit path's thread-locals use the initial-exec model: a fixed offset
  * from the thread pointer, no __tls_get_addr call from the shared library.
- * They are 21 bytes (and shrink/reclaim.c's chores countdown, 1), within
- * the static TLS surplus glibc keeps for a library loaded by dlopen.  The
- * others, liburcu's reader record among them, go through TLS descriptors
- * (CMakeLists.txt: -mtls-dialect=gnu2).
+ * They are 21 bytes (and shrink/reclaim.c's chores countdown, 1), and they
+ * put the library's TLS block (82 bytes) in static TLS, within the surplus
+ * glibc keeps for a library loaded by dlopen.  The others, liburcu's reader
+ * record among them, go through TLS descriptors (CMakeLists.txt:
+ * -mtls-dialect=gnu2).
  */
 #define UDC_TLS_IE __attribute__((tls_model("initial-exec")))
 
