@@ -2,7 +2,7 @@
 # libudcache.so makes no __tls_get_addr call: its hit path's thread-locals
 # are initial-exec and the rest (liburcu's reader record, read three times
 # a hit) go through TLS descriptors (CMakeLists.txt).  A call per access
-# was 43 instructions of a 458-instruction hit, invisible to udc-stress,
+# was 42 instructions of a 458-instruction hit, invisible to udc-stress,
 # which links the objects statically.  Usage: check-tls.sh LIBUDCACHE.so
 set -euo pipefail
 lib=$1
