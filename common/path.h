@@ -78,7 +78,8 @@ static inline int name_check(const char *name, size_t len)
 static inline int call_check_len(const void *c, udc_ino dir, const char *name, size_t len)
 {
 	/* The common case, one test an argument (the hit path's): len - 2
-	 * wraps for 0 and 1, so the empty name and "." take the long way. */
+	 * wraps for 0 and 1, so the empty name and 1-byte names ("." among
+	 * them) take the long way. */
 	if (__builtin_expect(c && dir != UDC_INO_NONE && name && len - 2 < UDC_NAME_MAX - 1, 1))
 		return 0;
 	if (!c || dir == UDC_INO_NONE)

@@ -407,7 +407,9 @@ static inline void thread_enter_cache(const struct udc_cache *c)
 		thread_enter();
 }
 
-/* The calling thread's counters in c (thread_enter() first). */
+/* The calling thread's counters in c (thread_enter() first, or a hint that
+ * names c, which implies it).  A thread that alternates between caches
+ * takes thread_stats_slow() on every switch. */
 static inline struct thread_stats *thread_stats(struct udc_cache *c)
 {
 	return stats_hint_is(c) ? stats_hint.slot : thread_stats_slow(c);

@@ -8,7 +8,7 @@
  *
  * The hit path is: check the name's length (call_check_len, inline from
  * common/path.h: one test an argument), find the thread's stats slot (its
- * hint names this cache: one compare, thread_enter_cache), hash the name
+ * hint names this cache: one compare, thread_enter_stats), hash the name
  * (inline SipHash-1-3, engine/hash.h), rcu_read_lock,
  * one rculfhash lookup (which compares the full 64-bit hash before calling
  * name_match), a generation check against the entry's directory, copy the

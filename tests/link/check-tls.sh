@@ -6,12 +6,16 @@
 # which links the objects statically.  Usage: check-tls.sh LIBUDCACHE.so
 set -euo pipefail
 lib=$1
-calls=$(objdump -d --no-show-raw-insn "$lib" | grep -c 'call.*<__tls_get_addr' || true)
+dump=$(objdump -d --no-show-raw-insn "$lib")   # fails the test if objdump does
+if ! grep -q '<udc_lookup>:' <<<"$dump"; then
+	echo "check-tls: no udc_lookup in objdump's disassembly of $lib" >&2
+	exit 1
+fi
+calls=$(grep -c 'call.*<__tls_get_addr' <<<"$dump" || true)
 if [[ $calls != 0 ]]; then
 	echo "check-tls: $lib calls __tls_get_addr $calls times:" >&2
-	objdump -d --no-show-raw-insn "$lib" |
-		awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 } /call.*<__tls_get_addr/ { print "  in " fn }' |
-		sort | uniq -c >&2
+	awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 } /call.*<__tls_get_addr/ { print "  in " fn }' \
+		<<<"$dump" | sort | uniq -c >&2
 	exit 1
 fi
 echo "check-tls: $lib makes no __tls_get_addr call"

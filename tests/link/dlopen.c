@@ -2,10 +2,12 @@
 /*
  * tests/link/dlopen.c - libudcache.so loaded by dlopen, as a plugin is.
  *
- * The library's thread-locals, and liburcu's reader record that its hit
- * path reads inline, use the initial-exec model (CMakeLists.txt): glibc
- * places them in the static TLS surplus it keeps for libraries loaded
- * later, in every thread, the ones started before the dlopen included.
+ * Some of the library's thread-locals are initial-exec (engine/internal.h),
+ * so glibc places its TLS block in the static TLS surplus it keeps for
+ * libraries loaded later, in every thread, the ones started before the
+ * dlopen included; liburcu's reader record, which its hit path reads
+ * inline, goes through TLS descriptors (CMakeLists.txt), as initial-exec
+ * for it would make this dlopen fail.
  * This checks that the load works and that a thread started before it and
  * one started after both use the cache: registration, stats slots, hits.
  *
