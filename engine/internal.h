@@ -400,13 +400,6 @@ static inline bool stats_hint_is(const struct udc_cache *c)
 	return __builtin_expect(stats_hint.serial == c->serial, 1);
 }
 
-/* thread_enter() for a call on c: free when the thread's hint names c. */
-static inline void thread_enter_cache(const struct udc_cache *c)
-{
-	if (!stats_hint_is(c))
-		thread_enter();
-}
-
 /* The calling thread's counters in c (thread_enter() first, or a hint that
  * names c, which implies it).  A thread that alternates between caches
  * takes thread_stats_slow() on every switch. */
@@ -415,7 +408,8 @@ static inline struct thread_stats *thread_stats(struct udc_cache *c)
 	return stats_hint_is(c) ? stats_hint.slot : thread_stats_slow(c);
 }
 
-/* thread_enter_cache() and thread_stats() with one test of the hint. */
+/* thread_enter() and thread_stats() with one test of the hint: free when
+ * the thread's hint names c. */
 static inline struct thread_stats *thread_enter_stats(struct udc_cache *c)
 {
 	if (stats_hint_is(c))

@@ -126,7 +126,7 @@ struct thread_stats *thread_stats_slow(struct udc_cache *c)
 
 	if (!ts)   /* no index of its own, or out of memory: count approximately */
 		return &c->shared_stats;
-	if (thread_registered)   /* the hint also says so (thread_enter_cache) */
+	if (thread_registered)   /* the hint also says so (thread_enter_stats) */
 		stats_hint = (struct stats_hint){ .serial = c->serial, .slot = ts };
 	return ts;
 }

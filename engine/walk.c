@@ -408,7 +408,7 @@ int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len, unsigned
 
 	if (check)
 		return check;
-	thread_enter_cache(c);
+	(void)thread_enter_stats(c);   /* the walk's lookups find the slot by the hint */
 
 	struct walk walk;   /* ~1.3 KiB: walk_init writes its header only */
 	struct walk *w = &walk;
