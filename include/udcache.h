@@ -808,7 +808,7 @@ struct udc_stats {
  *
  * Cost: about a microsecond, summing every thread's counters.  A size that
  * covers resident_bytes adds a refresh of jemalloc's statistics, under its
- * own lock: 10-15 us on a 2-core VM.  A caller that polls often (per
+ * own lock: 10-25 us on a 2-core VM.  A caller that polls often (per
  * request) sets st->size to offsetof(struct udc_stats, resident_bytes).
  *
  * Context: any thread; takes no lock that lookups take.

@@ -10,16 +10,20 @@
  * uses the public API only, so scripts/hit_instructions.sh counts what a
  * hit costs an embedder (callgrind, --toggle-collect=hit_once).
  *
- * Usage: udc-hit-shared [NAMES [COUNT [negative|resolve]]]
+ * Usage: udc-hit-shared [NAMES [COUNT [negative|resolve|stats]]]
  *   NAMES names of 16 bytes ("f<hex>" padded with '_', as udc-stress's hit
  *   workload) in 256 directories, cached positive (or negative), then COUNT
  *   lookups of names drawn uniformly (udc_lookup; "resolve": udc_resolve,
  *   answered by the cache with no backend).  Prints the hits; exits 1 if
- *   any lookup missed.
+ *   any lookup missed.  "stats": COUNT calls of udc_stats_get instead, with
+ *   the whole struct and without resident_bytes, timed (the figures of its
+ *   header comment).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <udcache.h>
@@ -30,6 +34,25 @@
 #define DIR_OF(i) ((udc_ino)2 + (i) % DIRS)
 
 static int resolving;   /* udc_resolve, not udc_lookup */
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* udc_stats_get's cost, µs a call, with st->size @size, over @count calls. */
+static double stats_cost(udc_cache *c, size_t size, unsigned long count)
+{
+	struct udc_stats st = { .size = size };
+	double t0 = now_us();
+
+	for (unsigned long i = 0; i < count; i++)
+		udc_stats_get(c, &st);
+	return (now_us() - t0) / (double)count;
+}
 
 /* One lookup: the function callgrind collects. */
 __attribute__((noinline)) int hit_once(udc_cache *c, udc_ino dir, const char *name,
@@ -52,7 +75,7 @@ int main(int argc, char **argv)
 	struct udc_config cfg = UDC_CONFIG_INIT;
 
 	if (names == 0 || count == 0) {
-		fprintf(stderr, "usage: %s [NAMES [COUNT [negative|resolve]]]\n", argv[0]);
+		fprintf(stderr, "usage: %s [NAMES [COUNT [negative|resolve|stats]]]\n", argv[0]);
 		return 2;
 	}
 	cfg.root = ROOT_INO;
@@ -77,6 +100,14 @@ int main(int argc, char **argv)
 		}
 	}
 	sleep(1);   /* the table's last growth, in the library's worker */
+	if (argc > 3 && strcmp(argv[3], "stats") == 0) {
+		printf("udc_stats_get: %.2f us a call, %.2f us without resident_bytes\n",
+		       stats_cost(c, sizeof(struct udc_stats), count),
+		       stats_cost(c, offsetof(struct udc_stats, resident_bytes), count));
+		udc_destroy(c);
+		free(buf);
+		return 0;
+	}
 
 	unsigned long x = 1, hits = 0;
 	struct udc_attr a;
