@@ -1,75 +1,155 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * common/lock.h - a mutex that knows its holder in UDC_DEBUG builds, so
- * that a function that needs it held can say so and be checked:
+ * common/lock.h - the library's mutex and condition variable: a futex
+ * word each, and the holder recorded in UDC_DEBUG builds, so that a
+ * function that needs the lock held can say so and be checked:
  * lock_assert_held(&s->lock) at the top of every *_locked function.
- * Release builds: exactly a pthread_mutex_t (common/owner.h).
+ *
+ * Why not pthread_mutex_t: a churn cycle takes and releases eight of these
+ * (four stripe locks, four slab cpu slots), and glibc's lock, trylock and
+ * unlock are about 30 instructions each behind a call (their type and
+ * robustness checks, the elision test): 490 of a cycle's 8,100
+ * (BENCHMARKS.md, issue 16, stop 30).  Here the uncontended pair is one
+ * compare-and-swap and one exchange, inline.
+ *
+ * The mutex (Drepper, "Futexes Are Tricky", mutex 3): word 0 free, 1
+ * held, 2 held with a sleeper possibly waiting.  A contended lock spins a
+ * little on the word first (held for a few hundred nanoseconds at a time,
+ * the stripes and the slab's slots are usually free again before a sleep
+ * and its wake would be over), then marks the word 2 and sleeps on it;
+ * an unlock that finds 2 wakes one sleeper, which takes the lock as 2
+ * (there may be others).
+ *
+ * The condition variable is a sequence: a waiter reads it with the mutex
+ * held, unlocks, and sleeps only while it is unchanged; a broadcast bumps
+ * it (with the mutex held, as every caller here does) and wakes every
+ * sleeper.  A change made before the bump is seen by the waiter when it
+ * holds the mutex again; a bump between its read and its sleep makes the
+ * sleep return at once (the futex compares the word).  Waits may return
+ * spuriously: every caller waits in a loop on its own condition.
+ *
+ * Neither is a cancellation point (common/cancel.h), neither knows
+ * robustness, priority inheritance or process sharing: the library uses
+ * none of them.
+ *
+ * Ordering:
+ *   lock's successful compare-and-swap or exchange is an acquire, unlock's
+ *   exchange a release: they pair with each other, so a holder sees every
+ *   write of the previous holders' sections.  The futex calls order
+ *   nothing themselves (the word's atomics do).  The sequence's loads and
+ *   its increment are relaxed: the mutex orders the condition's state.
  */
 #ifndef UDC_COMMON_LOCK_H
 #define UDC_COMMON_LOCK_H
 
-#include <pthread.h>
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/owner.h"
 
+#define UDC_LOCK_FREE 0u
+#define UDC_LOCK_HELD 1u
+#define UDC_LOCK_SLEEPERS 2u
+#define UDC_LOCK_SPINS 100   /* glibc's adaptive mutex spins as long */
+
 struct udc_mutex {
-	pthread_mutex_t m;
+	_Atomic uint32_t word;   /* UDC_LOCK_FREE, _HELD or _SLEEPERS */
 	LOCK_OWNER_FIELD
 };
 
+struct udc_cond {
+	_Atomic uint32_t seq;    /* bumped by every broadcast */
+};
+
+static inline void udc_futex_wait(_Atomic uint32_t *word, uint32_t val)
+{
+	/* EAGAIN (the word changed), EINTR: the callers look again */
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static inline void udc_futex_wake(_Atomic uint32_t *word, int n)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
 static inline void udc_mutex_init(struct udc_mutex *l)
 {
-	pthread_mutex_init(&l->m, NULL);
+	atomic_init(&l->word, UDC_LOCK_FREE);
 	owner_set(&l->owner, false);
 }
 
-/* A mutex held for a few hundred nanoseconds at a time and taken by
- * threads on other CPUs all the time: a waiter spins a little (glibc's
- * adaptive mutex) before it sleeps, so that the holder's unlock is not a
- * futex wake and the waiter's wait not a trip through the scheduler. */
-static inline void udc_mutex_init_adaptive(struct udc_mutex *l)
-{
-	pthread_mutexattr_t a;
-
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&l->m, &a);
-	pthread_mutexattr_destroy(&a);
-	owner_set(&l->owner, false);
-}
 static inline void udc_mutex_destroy(struct udc_mutex *l)
 {
-	pthread_mutex_destroy(&l->m);
+	udc_assert(atomic_load_explicit(&l->word, memory_order_relaxed) == UDC_LOCK_FREE);
+	(void)l;
 }
+
+/* The word from FREE to HELD: true if taken. */
+static inline bool udc_mutex_take(struct udc_mutex *l)
+{
+	uint32_t free_ = UDC_LOCK_FREE;
+
+	/* acquire: pairs with udc_mutex_unlock's release (the sections' writes) */
+	return atomic_compare_exchange_strong_explicit(&l->word, &free_, UDC_LOCK_HELD,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+/* The contended case (common/lock.c). */
+void mutex_lock_contended(struct udc_mutex *l);
 
 static inline void udc_mutex_lock(struct udc_mutex *l)
 {
-	pthread_mutex_lock(&l->m);
+	if (__builtin_expect(!udc_mutex_take(l), 0))
+		mutex_lock_contended(l);
 	owner_set(&l->owner, true);
 }
 
 /* 0 if taken, else EBUSY (as pthread_mutex_trylock). */
 static inline int udc_mutex_trylock(struct udc_mutex *l)
 {
-	int r = pthread_mutex_trylock(&l->m);
-
-	if (!r)
-		owner_set(&l->owner, true);
-	return r;
+	if (!udc_mutex_take(l))
+		return EBUSY;
+	owner_set(&l->owner, true);
+	return 0;
 }
 
 static inline void udc_mutex_unlock(struct udc_mutex *l)
 {
 	owner_set(&l->owner, false);
-	pthread_mutex_unlock(&l->m);
+	/* release: pairs with the acquire of the next holder's take or exchange */
+	if (__builtin_expect(atomic_exchange_explicit(&l->word, UDC_LOCK_FREE, memory_order_release) ==
+				     UDC_LOCK_SLEEPERS, 0))
+		udc_futex_wake(&l->word, 1);
 }
 
-static inline void udc_cond_wait(pthread_cond_t *cv, struct udc_mutex *l)
+static inline void udc_cond_init(struct udc_cond *cv)
 {
-	owner_set(&l->owner, false);
-	pthread_cond_wait(cv, &l->m);
-	owner_set(&l->owner, true);
+	atomic_init(&cv->seq, 0);
+}
+
+/* Wake every waiter of @cv; the caller holds the waiters' mutex. */
+static inline void udc_cond_broadcast(struct udc_cond *cv)
+{
+	/* relaxed: the mutex orders the state (see Ordering) */
+	atomic_fetch_add_explicit(&cv->seq, 1, memory_order_relaxed);
+	udc_futex_wake(&cv->seq, INT_MAX);
+}
+
+/* Wait for a broadcast on @cv, @l held (and held again on return). */
+static inline void udc_cond_wait(struct udc_cond *cv, struct udc_mutex *l)
+{
+	/* relaxed: read with l held, before the unlock (see Ordering) */
+	uint32_t seq = atomic_load_explicit(&cv->seq, memory_order_relaxed);
+
+	udc_mutex_unlock(l);
+	udc_futex_wait(&cv->seq, seq);
+	udc_mutex_lock(l);
 }
 
 /* Does the calling thread hold @l?  (Always true in release builds.) */

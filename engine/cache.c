@@ -325,7 +325,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	udc_mutex_init(&c->rename_lock);
 	for (unsigned i = 0; i <= c->stripe_mask; i++) {
 		udc_mutex_init(&c->stripes[i].lock);
-		pthread_cond_init(&c->stripes[i].cond, NULL);
+		udc_cond_init(&c->stripes[i].cond);
 		CDS_INIT_LIST_HEAD(&c->stripes[i].inflight);
 	}
 	c->names = table_create(c->min_buckets);   /* sized by us (above) */
@@ -408,7 +408,6 @@ void udc_destroy(udc_cache *c)
 	}
 	for (unsigned i = 0; i <= c->stripe_mask; i++) {
 		udc_mutex_destroy(&c->stripes[i].lock);
-		pthread_cond_destroy(&c->stripes[i].cond);
 	}
 	udc_mutex_destroy(&c->rename_lock);
 	/* Everything allocated through the cache has come back. */

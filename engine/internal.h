@@ -242,7 +242,7 @@ struct inflight {
 
 struct stripe {
 	struct udc_mutex lock;            /* serialises every mutation of its names */
-	pthread_cond_t cond;              /* placeholders done, waiters gone */
+	struct udc_cond cond;             /* placeholders done, waiters gone */
 	struct cds_list_head inflight;    /* struct inflight (protected by lock) */
 	_Atomic uint64_t touched;         /* cache->fill_clock at its names' last mutation
 	                                   * (written and read under lock) */

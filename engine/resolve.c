@@ -148,7 +148,7 @@ static int inflight_wait_locked(struct stripe *s, struct inflight *ph, struct ud
 	if (r == 0 && vo)
 		value_copy_out(vo, ph->value.buf, ph->value.len);
 	if (--ph->waiters == 0)
-		pthread_cond_broadcast(&s->cond);   /* the owner waits for the last one */
+		udc_cond_broadcast(&s->cond);   /* the owner waits for the last one */
 	cancel_release(cs);
 	return r;
 }
@@ -165,7 +165,7 @@ static void inflight_finish_locked(struct stripe *s, struct inflight *ph, int r,
 	ph->done = true;
 	if (ph->waiters) {
 		int cs = cancel_hold();
-		pthread_cond_broadcast(&s->cond);
+		udc_cond_broadcast(&s->cond);
 		while (ph->waiters)
 			udc_cond_wait(&s->cond, &s->lock);
 		cancel_release(cs);

@@ -181,7 +181,7 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	memset(s->cpus, 0, s->nr_cpus * sizeof(*s->cpus));
 	for (unsigned i = 0; i < s->nr_cpus; i++)
-		udc_mutex_init_adaptive(&s->cpus[i].lock);   /* an allocation's hold */
+		udc_mutex_init(&s->cpus[i].lock);
 	for (unsigned i = 0; i < n; i++) {
 		struct slab_class *c = &s->cls[i];
 		pthread_mutex_init(&c->lock, NULL);
