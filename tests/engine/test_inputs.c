@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "include/udcache.h"
+#include "common/path.h"
 #include "common/model.h"
 #include "common/tcache.h"
 
@@ -214,6 +215,35 @@ Test(inputs, bad_names_lookup_resolve)
 		cr_expect(tc_attr_eq(&a, &keep), "%s: a failed call wrote to *out", v[i].what);
 	}
 	check_snap(&before, "bad names to lookup/resolve");
+}
+
+/* name_check_bytes (common/path.h) scans a word at a time: a '/' or NUL at
+ * every position of every length is found, a name of bytes that are
+ * neither passes, and nothing is read outside the name (each is its own
+ * allocation of exactly its length: ASan).  The bytes around the two
+ * (0x2e, 0x30, 0x01, 0xff, 0x80 and 0xaf, which differ from them by one
+ * bit or the borrow's high bit) are the ones a wrong mask would take. */
+Test(inputs, name_scan_finds_every_slash_and_nul)
+{
+	static const unsigned char near[] = { 0x2e, 0x30, 0x01, 0xff, 0x80, 0xaf, 0x0f, 0x20, 'a' };
+	unsigned seed = 12345;
+
+	for (size_t len = 1; len <= UDC_NAME_MAX; len++) {
+		char *name = malloc(len);
+		cr_assert_not_null(name);
+		for (size_t i = 0; i < len; i++)
+			name[i] = (char)near[((seed = seed * 1103515245u + 12345u) >> 16) % sizeof(near)];
+		cr_expect_eq(name_check_bytes(name, len), 0, "clean name of %zu bytes", len);
+		for (size_t pos = 0; pos < len; pos++) {
+			char keep = name[pos];
+			name[pos] = '/';
+			cr_expect_eq(name_check_bytes(name, len), -EINVAL, "'/' at %zu of %zu", pos, len);
+			name[pos] = '\0';
+			cr_expect_eq(name_check_bytes(name, len), -EINVAL, "NUL at %zu of %zu", pos, len);
+			name[pos] = keep;
+		}
+		free(name);
+	}
 }
 
 /* The lookups scan a name's bytes only when no cached name matched: in a
