@@ -29,6 +29,8 @@
 #include <errno.h>
 #include <linux/membarrier.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -578,6 +580,22 @@ void udc_thread_online(udc_cache *c)
 	thread_enter();
 }
 
+/* A count of references by directory object, in engine_check's mapping:
+ * open addressing over a power of two of slots at most half full. */
+struct holder_slot {
+	const struct udc_dir *d;
+	size_t n;
+};
+
+static struct holder_slot *holder_slot(struct holder_slot *t, size_t mask, const struct udc_dir *d)
+{
+	size_t i = (size_t)(((uintptr_t)d >> 6) * 0x9e3779b97f4a7c15u >> 20) & mask;
+
+	while (t[i].d && t[i].d != d)
+		i = (i + 1) & mask;
+	return &t[i];
+}
+
 /* The validator: walk every table and list and check the invariants of
  * internal.h.  Call with no mutation running.  0, or -EUCLEAN and why on
  * stderr. */
@@ -600,9 +618,35 @@ int engine_check(struct udc_cache *c)
 		}                                                                 \
 	} while (0)
 
+	/* Each entry holds its directory object: the objects' references,
+	 * quiet, are their entries' (a missing hold frees an object under
+	 * its entries; an extra one keeps it for ever).  The count by object
+	 * comes from mmap, not malloc: udc_destroy runs this and must not
+	 * allocate (tests/fault).  Unchecked if the mapping fails. */
+	size_t room = 0;
+
+	rcu_read_lock();
+	table_for_each(c->names, &it, n)
+		room++;
+	rcu_read_unlock();
+	size_t slots_n = 64;
+	while (slots_n < 2 * room)
+		slots_n <<= 1;
+	size_t map_len = slots_n * sizeof(struct holder_slot);
+	struct holder_slot *holds = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (holds == MAP_FAILED)
+		holds = NULL;
+
 	rcu_read_lock();
 	table_for_each(c->names, &it, n) {
 		e = entry_of(n);
+		if (holds && room) {   /* quiet: the count stands */
+			struct holder_slot *h = holder_slot(holds, slots_n - 1, e->dir);
+			h->d = e->dir;
+			h->n++;
+			room--;
+		}
 		entries++;
 		slots += entry_slot_size(c, e);
 		CHECK(e->len >= 1, "entry with empty name");
@@ -624,6 +668,10 @@ int engine_check(struct udc_cache *c)
 	table_for_each(c->dirs, &it, n) {
 		d = dir_of(n);
 		counted += atomic_load(&d->nr_positive);
+		size_t holders = holds ? holder_slot(holds, slots_n - 1, d)->n : 0;
+		CHECK(!holds || atomic_load(&d->refs) == (int64_t)holders,
+		      "dir %llu: %lld references, %zu entries hold it", (unsigned long long)d->ino,
+		      (long long)atomic_load(&d->refs), holders);
 		CHECK(atomic_load(&d->refs) >= atomic_load(&d->nr_positive) ||
 			      atomic_load(&d->refs) < 0,
 		      "dir %llu: %lld references for %lld positives", (unsigned long long)d->ino,
@@ -633,6 +681,8 @@ int engine_check(struct udc_cache *c)
 		CHECK(listing_check(d) == 0, "dir %llu: its listing (above)", (unsigned long long)d->ino);
 	}
 	rcu_read_unlock();
+	if (holds)
+		munmap(holds, map_len);
 	/* Every positive's directory is in the directory table (the entry
 	 * holds it), so its count is summed above. */
 	CHECK(counted == pos, "directories count %lld positives, the table holds %lld",

@@ -156,8 +156,9 @@ static void entry_count(struct udc_cache *c, struct thread_stats *ts, int64_t n,
 	atomic_fetch_add_explicit(&c->entry_bytes, bytes, memory_order_relaxed);
 }
 
-/* e was just taken out of the table: uncounted. */
-void entry_detach(struct udc_cache *c, struct udc_entry *e)
+/* e was just taken out of the table: uncounted; its reference to its
+ * directory is returned to the caller, who drops it or hands it on. */
+static struct udc_dir *entry_detach_keep_dir(struct udc_cache *c, struct udc_entry *e)
 {
 	struct thread_stats *ts = thread_stats(c);
 	struct udc_dir *d = e->dir;
@@ -176,7 +177,13 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 	entry_count(c, ts, -1, -(int64_t)entry_slot_size(c, e));
 	/* relaxed: the sweeper that still reads 1 finds no entry by its key */
 	atomic_store_explicit(&e->published, 0, memory_order_relaxed);
-	dir_put(c, d);   /* last: d may be freed from here on */
+	return d;
+}
+
+/* e was just taken out of the table: uncounted. */
+void entry_detach(struct udc_cache *c, struct udc_entry *e)
+{
+	dir_put(c, entry_detach_keep_dir(c, e));   /* last: d may be freed from here on */
 }
 
 /* e was just taken out of the table (replaced or deleted): detach, free
@@ -196,7 +203,6 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	struct udc_dir *d = e->dir;
 
 	udc_assert(d->ino == k->dir && e->len == k->len);
-	dir_hold(d);   /* the entry's reference (the publisher holds d) */
 	if (e->kind == ENT_POSITIVE) {
 		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_added, 1);
@@ -222,6 +228,21 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	struct udc_entry *was = old ? caa_container_of(old, struct udc_entry, node) : NULL;
 	if (entry_listed(e))   /* after nr_positive: listing.c */
 		listing_link_locked(c, e, was);
+	/*
+	 * The entry's reference to d.  Taken after the publication: the
+	 * publisher holds d until it returns, and e can leave the table only
+	 * under the stripe lock we hold.  A replaced entry of the same
+	 * directory object (the common replace: a negative by its positive)
+	 * hands its reference on, which saves d's line two atomics of the
+	 * four a replace made (hold, put) and the put's read-side section.
+	 */
+	if (was && was->dir == d) {
+		udc_assert_internal(entry_stripe_held(c, was));
+		(void)entry_detach_keep_dir(c, was);   /* its reference is e's now */
+		entry_free_deferred(c, was);
+		return;
+	}
+	dir_hold(d);
 	if (was)
 		entry_unlink_locked(c, was);
 }

@@ -792,3 +792,56 @@ Test(policy, idle_directories_are_kept_for_their_answers_or_as_a_few_spares)
 	cr_assert_eq(tc_lookup(c, 200, "x", NULL), UDC_NEGATIVE);
 	udc_destroy(c);
 }
+
+/* A directory object's references are its entries' (engine_check counts
+ * them, quiet): every path that replaces an entry, where the new entry
+ * takes the replaced one's reference when both are in the same object
+ * (entry_publish_locked), and the ones that do not replace. */
+Test(policy, a_directorys_references_are_its_entries_through_every_replace)
+{
+	struct tenv env;
+
+	tenv_init(&env, UDC_CFG_NO_RECLAIM_THREAD);
+	udc_cache *c = env.c;
+	struct udc_attr a;
+
+	tc_store_add(&env, TC_ROOT, "d", 100, UDC_TYPE_DIR, 1);
+	tc_store_add(&env, TC_ROOT, "e", 200, UDC_TYPE_DIR, 2);
+	cr_assert_eq(tc_add_neg(c, 100, "x"), 0);
+	cr_assert_eq(tc_add(c, 100, "x", 101, UDC_TYPE_REG, 3), 0);   /* negative by positive */
+	cr_assert_eq(tc_add(c, 100, "x", 102, UDC_TYPE_REG, 4), 0);   /* positive by positive */
+	cr_assert_eq(tc_add_neg(c, 100, "y"), 0);
+	cr_assert_eq(tc_add_neg(c, 100, "y"), 0);                       /* negative by negative */
+	cr_assert_eq(tc_remove(c, 100, "x"), 0);                        /* positive by negative */
+	cr_assert_eq(engine_check(c), 0, "after the adds");
+
+	/* A resolve's answer over an expired or stale entry, and a fresh one. */
+	tc_store_only(&env, 100, "z", 103, UDC_TYPE_REG, 5);
+	cr_assert_eq(tc_resolve(&env, 100, "z", &a), 0);
+	cr_assert_eq(tc_resolve(&env, 100, "nothing", &a), -ENOENT);
+	cr_assert_eq(engine_check(c), 0, "after the resolves");
+
+	/* Renames: within a directory over a cached name, across directories
+	 * (the new name's object is not the old one's), an exchange. */
+	cr_assert_eq(tc_add(c, 100, "p", 104, UDC_TYPE_REG, 6), 0);
+	cr_assert_eq(tc_rename(c, 100, "p", 100, "z", 104), 0);
+	cr_assert_eq(tc_add_neg(c, 200, "q"), 0);
+	cr_assert_eq(tc_rename(c, 100, "z", 200, "q", 104), 0);
+	cr_assert_eq(tc_add(c, 100, "r", 105, UDC_TYPE_REG, 7), 0);
+	cr_assert_eq(udc_exchange(c, 100, "r", 1, 200, "q", 1), 0);
+	cr_assert_eq(engine_check(c), 0, "after the renames");
+
+	/* An invalidated directory's stale entries are replaced by new ones
+	 * of the same object. */
+	cr_assert_eq(udc_invalidate_dir(c, 100), 0);
+	cr_assert_eq(tc_add_neg(c, 100, "y"), 0);
+	cr_assert_eq(tc_add(c, 100, "r", 106, UDC_TYPE_REG, 8), 0);
+	cr_assert_eq(engine_check(c), 0, "after the invalidation");
+
+	/* Everything gone: every object is idle (no reference left over). */
+	udc_shrink(c, SIZE_MAX);
+	cr_assert_eq(engine_check(c), 0, "after the shrink");
+	cr_assert_eq(tc_stats(c).nr_dirs, 0, "%llu directories left",
+		     (unsigned long long)tc_stats(c).nr_dirs);
+	tenv_fini(&env);
+}
