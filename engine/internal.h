@@ -590,8 +590,16 @@ static inline struct udc_pos *entry_pos(struct udc_entry *e)
 static inline void pos_attr_copy(struct udc_attr *out, const struct udc_pos *p)
 {
 	out->ino = p->ino;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* type and flags (0) as one 8-byte store: two instructions of a hit */
+	_Static_assert(offsetof(struct udc_attr, flags) == offsetof(struct udc_attr, type) + 4,
+		       "flags follows type");
+	uint64_t type_flags = p->e.type & POS_TYPE_MASK;
+	memcpy(&out->type, &type_flags, sizeof(type_flags));
+#else
 	out->type = p->e.type & POS_TYPE_MASK;
 	out->flags = 0;
+#endif
 	out->cookie = p->cookie;
 }
 
