@@ -17,8 +17,9 @@
  * little on the word first (held for a few hundred nanoseconds at a time,
  * the stripes and the slab's slots are usually free again before a sleep
  * and its wake would be over), then marks the word 2 and sleeps on it;
- * an unlock that finds 2 wakes one sleeper, which takes the lock as 2
- * (there may be others).
+ * an unlock that finds 2 wakes one sleeper, which exchanges the word to
+ * 2 again: it takes the lock if it was free (there may be other
+ * sleepers), else sleeps again (a spinner or a trylock came first).
  *
  * The condition variable is a sequence: a waiter reads it with the mutex
  * held, unlocks, and sleeps only while it is unchanged; a broadcast bumps
@@ -67,15 +68,24 @@ struct udc_cond {
 	_Atomic uint32_t seq;    /* bumped by every broadcast */
 };
 
+/* The futex calls leave errno as it was: glibc's locks never change it,
+ * and an embedder may read it after a call that waited (lstat, then
+ * udc_add_negative, then -errno). */
 static inline void udc_futex_wait(_Atomic uint32_t *word, uint32_t val)
 {
+	int saved = errno;
+
 	/* EAGAIN (the word changed), EINTR: the callers look again */
 	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	errno = saved;
 }
 
 static inline void udc_futex_wake(_Atomic uint32_t *word, int n)
 {
+	int saved = errno;
+
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	errno = saved;
 }
 
 static inline void udc_mutex_init(struct udc_mutex *l)

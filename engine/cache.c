@@ -669,7 +669,9 @@ int engine_check(struct udc_cache *c)
 		d = dir_of(n);
 		counted += atomic_load(&d->nr_positive);
 		size_t holders = holds ? holder_slot(holds, slots_n - 1, d)->n : 0;
-		CHECK(!holds || atomic_load(&d->refs) == (int64_t)holders,
+		/* a dead object (the reaper's, refs < 0) has no holder left */
+		CHECK(!holds || (atomic_load(&d->refs) < 0 ? holders == 0 :
+				 atomic_load(&d->refs) == (int64_t)holders),
 		      "dir %llu: %lld references, %zu entries hold it", (unsigned long long)d->ino,
 		      (long long)atomic_load(&d->refs), holders);
 		CHECK(atomic_load(&d->refs) >= atomic_load(&d->nr_positive) ||

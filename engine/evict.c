@@ -70,7 +70,8 @@ bool entry_dir_counts(struct udc_entry *e, int64_t *positives, uint64_t *negativ
 
 	rcu_read_lock();   /* the directory stays until our unlock */
 	/* acquire: pairs with the release in entry_publish_locked (e->dir is
-	 * the published one, and its entry's reference holds it) */
+	 * the published one, held by the publisher's pin until its entry's
+	 * reference, or the replaced entry's handed on, holds it) */
 	live = atomic_load_explicit(&e->published, memory_order_acquire);
 	if (live) {
 		struct udc_dir *d = e->dir;

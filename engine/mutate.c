@@ -229,22 +229,21 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	if (entry_listed(e))   /* after nr_positive: listing.c */
 		listing_link_locked(c, e, was);
 	/*
-	 * The entry's reference to d.  Taken after the publication: the
+	 * The entry's reference to d, taken after the publication: the
 	 * publisher holds d until it returns, and e can leave the table only
-	 * under the stripe lock we hold.  A replaced entry of the same
-	 * directory object (the common replace: a negative by its positive)
-	 * hands its reference on, which saves d's line two atomics of the
-	 * four a replace made (hold, put) and the put's read-side section.
+	 * under the stripe lock we hold.  A replaced entry hands its own on
+	 * (the common replace: a negative by its positive), which saves d's
+	 * line two of the six atomics a replace made (a hold, a put) and the
+	 * put's read-side section.  It holds d itself: an ino has one live
+	 * object (dir_get), which every entry under it keeps live.
 	 */
-	if (was && was->dir == d) {
-		udc_assert_internal(entry_stripe_held(c, was));
+	if (was) {
+		udc_assert_internal(was->dir == d && entry_stripe_held(c, was));
 		(void)entry_detach_keep_dir(c, was);   /* its reference is e's now */
 		entry_free_deferred(c, was);
-		return;
+	} else {
+		dir_hold(d);
 	}
-	dir_hold(d);
-	if (was)
-		entry_unlink_locked(c, was);
 }
 
 /* The positive answer @e (may be NULL) gives, under rcu_read_lock (its

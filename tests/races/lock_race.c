@@ -8,8 +8,11 @@
  * under ThreadSanitizer): ctest runs it in every preset; under TSan a
  * section's plain counter is a data race unless unlock and lock order it.
  *
- * Each round, every thread takes one of a few mutexes by lock or by
- * trylock (randomised, seeded, the seed printed), checks that no other
+ * First, a trylock must take a free lock and fail on a held one.  Then
+ * each round, every thread takes one of a few mutexes by lock or by
+ * trylock (randomised, seeded, the seed printed; some trylocks must take
+ * theirs, and no lock may change errno, even one that slept), checks
+ * that no other
  * thread is inside (a holder flag), adds to the mutex's plain counters,
  * sometimes spins inside the section so that others contend, sleep and
  * are woken.  At the end each counter must equal the adds made to it.
@@ -26,6 +29,7 @@
 #endif
 #include "common/lock.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,7 +53,7 @@ static struct udc_cond relay_cond;
 static unsigned relay_turn;   /* under relay_lock */
 static unsigned nr_threads = 8, rounds = 20000, relay_laps = 200;
 static uint64_t seed;
-static _Atomic uint64_t adds[NR_LOCKS], overlaps, wrong_turns, busy;
+static _Atomic uint64_t adds[NR_LOCKS], overlaps, wrong_turns, busy, taken, errno_changed;
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -73,8 +77,12 @@ static void *worker(void *arg)
 				atomic_fetch_add_explicit(&busy, 1, memory_order_relaxed);
 				continue;
 			}
+			atomic_fetch_add_explicit(&taken, 1, memory_order_relaxed);
 		} else {
+			errno = 0x5eed;   /* a lock that slept must leave errno as it was */
 			udc_mutex_lock(&s->lock);
+			if (errno != 0x5eed)
+				atomic_fetch_add_explicit(&errno_changed, 1, memory_order_relaxed);
 		}
 		if (!lock_held(&s->lock) || s->inside)
 			atomic_fetch_add_explicit(&overlaps, 1, memory_order_relaxed);
@@ -128,6 +136,12 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < NR_LOCKS; i++)
 		udc_mutex_init(&g[i].lock);
 	udc_mutex_init(&relay_lock);
+	/* Uncontended: a trylock takes a free lock and fails on a held one. */
+	if (udc_mutex_trylock(&relay_lock) != 0 || udc_mutex_trylock(&relay_lock) != EBUSY) {
+		fprintf(stderr, "lock_race: trylock of a free lock failed, or of a held one took it\n");
+		return 1;
+	}
+	udc_mutex_unlock(&relay_lock);
 	udc_cond_init(&relay_cond);
 
 	pthread_t t[MAX_THREADS];
@@ -148,15 +162,24 @@ int main(int argc, char **argv)
 		}
 		udc_mutex_destroy(&g[i].lock);
 	}
+	if (!taken) {
+		fprintf(stderr, "lock_race: no trylock took its lock in %u rounds\n", rounds);
+		bad = 1;
+	}
+	if (errno_changed) {
+		fprintf(stderr, "lock_race: %" PRIu64 " locks changed errno\n", (uint64_t)errno_changed);
+		bad = 1;
+	}
 	if (overlaps || wrong_turns || relay_turn != relay_laps * nr_threads) {
 		fprintf(stderr, "lock_race: %" PRIu64 " sections overlapped, %" PRIu64
 				" wrong turns, relay at %u of %u\n",
 			(uint64_t)overlaps, (uint64_t)wrong_turns, relay_turn, relay_laps * nr_threads);
 		bad = 1;
 	}
-	printf("lock_race: %" PRIu64 " + %" PRIu64 " + %" PRIu64 " sections, %" PRIu64
-	       " trylocks busy, %u relay turns: %s\n",
-	       (uint64_t)adds[0], (uint64_t)adds[1], (uint64_t)adds[2], (uint64_t)busy, relay_turn,
+	printf("lock_race: %" PRIu64 " + %" PRIu64 " + %" PRIu64 " sections, trylocks %" PRIu64
+	       " taken and %" PRIu64 " busy, %u relay turns: %s\n",
+	       (uint64_t)adds[0], (uint64_t)adds[1], (uint64_t)adds[2], (uint64_t)taken, (uint64_t)busy,
+	       relay_turn,
 	       bad ? "FAILED" : "ok");
 	return bad;
 }

@@ -822,7 +822,8 @@ Test(policy, a_directorys_references_are_its_entries_through_every_replace)
 	cr_assert_eq(engine_check(c), 0, "after the resolves");
 
 	/* Renames: within a directory over a cached name, across directories
-	 * (the new name's object is not the old one's), an exchange. */
+	 * over a cached negative (the new name's entry replaces one of its own
+	 * directory's object, as every replace does), an exchange. */
 	cr_assert_eq(tc_add(c, 100, "p", 104, UDC_TYPE_REG, 6), 0);
 	cr_assert_eq(tc_rename(c, 100, "p", 100, "z", 104), 0);
 	cr_assert_eq(tc_add_neg(c, 200, "q"), 0);
