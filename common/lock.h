@@ -68,24 +68,26 @@ struct udc_cond {
 	_Atomic uint32_t seq;    /* bumped by every broadcast */
 };
 
-/* The futex calls leave errno as it was: glibc's locks never change it,
+/* A futex call that leaves errno as it was: glibc's locks never change it,
  * and an embedder may read it after a call that waited (lstat, then
- * udc_add_negative, then -errno). */
-static inline void udc_futex_wait(_Atomic uint32_t *word, uint32_t val)
+ * udc_add_negative, then -errno).  A wait's EAGAIN (the word changed) and
+ * EINTR need nothing: its callers look again. */
+static inline void udc_futex(_Atomic uint32_t *word, int op, uint32_t val)
 {
 	int saved = errno;
 
-	/* EAGAIN (the word changed), EINTR: the callers look again */
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	syscall(SYS_futex, word, op, val, NULL, NULL, 0);
 	errno = saved;
+}
+
+static inline void udc_futex_wait(_Atomic uint32_t *word, uint32_t val)
+{
+	udc_futex(word, FUTEX_WAIT_PRIVATE, val);
 }
 
 static inline void udc_futex_wake(_Atomic uint32_t *word, int n)
 {
-	int saved = errno;
-
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-	errno = saved;
+	udc_futex(word, FUTEX_WAKE_PRIVATE, (uint32_t)n);
 }
 
 static inline void udc_mutex_init(struct udc_mutex *l)

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "include/udcache.h"
+#include "common/load.h"
 
 static inline bool name_is_dot(const char *name, size_t len)
 {
@@ -67,44 +68,23 @@ static inline bool word_has_slash_or_nul(uint64_t w)
 	return word_has_zero(w) || word_has_zero(w ^ 0x2f2f2f2f2f2f2f2fu);
 }
 
-/* A name of 1..7 bytes as one word that holds a '/' or NUL if and only if
- * the name does: two overlapping 4-byte loads from 4 bytes on, else its
- * first, middle and last bytes (which are all of them) and a filler that
- * is neither ('a'). */
-static inline uint64_t name_short_word(const char *name, size_t len)
-{
-	if (len >= 4) {
-		uint32_t lo, hi;
-
-		memcpy(&lo, name, sizeof(lo));
-		memcpy(&hi, name + len - sizeof(hi), sizeof(hi));
-		return lo | (uint64_t)hi << 32;
-	}
-	return (uint64_t)(uint8_t)name[0] | (uint64_t)(uint8_t)name[len / 2] << 8 |
-	       (uint64_t)(uint8_t)name[len - 1] << 16 | 0x6161616161000000u;
-}
-
 /*
  * The scan name_check_len() leaves out (@len >= 1): 0, or -EINVAL for a
- * '/' or NUL inside.  A word at a time (loads by memcpy, unaligned), the
- * last word overlapping the one before; shorter names as one word
- * (name_short_word).  Two memchr calls through the PLT were 90
- * instructions for a 6-byte name, this is about 20 (BENCHMARKS.md, issue
- * 16, stop 30).  Nothing is read outside the name.
+ * '/' or NUL inside.  A word at a time (common/load.h), the last word
+ * overlapping the one before; a name under 8 bytes as one word
+ * (load_tail), its bytes above the name filled with 'a' (neither).  Two
+ * memchr calls through the PLT were 90 instructions for a 6-byte name
+ * (BENCHMARKS.md, issue 16, stop 30).  Nothing is read outside the name.
  */
 static inline int name_check_bytes(const char *name, size_t len)
 {
-	uint64_t w;
-
-	if (len < sizeof(w))
-		return word_has_slash_or_nul(name_short_word(name, len)) ? -EINVAL : 0;
-	for (size_t i = 0; i + sizeof(w) < len; i += sizeof(w)) {
-		memcpy(&w, name + i, sizeof(w));
-		if (word_has_slash_or_nul(w))
+	if (len < 8)
+		return word_has_slash_or_nul(load_tail(name, len) | 0x6161616161616161u << (8 * len)) ?
+			       -EINVAL : 0;
+	for (size_t i = 0; i + 8 < len; i += 8)
+		if (word_has_slash_or_nul(load_le64(name + i)))
 			return -EINVAL;
-	}
-	memcpy(&w, name + len - sizeof(w), sizeof(w));
-	return word_has_slash_or_nul(w) ? -EINVAL : 0;
+	return word_has_slash_or_nul(load_le64(name + len - 8)) ? -EINVAL : 0;
 }
 
 /* 0, or -EINVAL (NULL, empty, ".", a '/' or NUL inside) or -ENAMETOOLONG. */

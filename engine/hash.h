@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "include/udcache.h"
+#include "common/load.h"
 
 struct sip_state {
 	uint64_t v0, v1, v2, v3;
@@ -95,36 +96,6 @@ static inline uint64_t sip_end(struct sip_state *s, uint64_t last)
 	sip_round(s);
 	sip_round(s);
 	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
-}
-
-static inline uint64_t load_le64(const char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static inline uint64_t load_le32(const char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-/* The r < 8 bytes at p as a little-endian word, zero above; reads only them. */
-static inline uint64_t load_tail(const char *p, size_t r)
-{
-	const unsigned char *b = (const unsigned char *)p;
-
-	if (r >= 4)   /* two 4-byte loads that overlap when r < 8 */
-		return load_le32(p) | load_le32(p + r - 4) << (8 * (r - 4));
-	if (r == 0)
-		return 0;
-	/* 1..3 bytes: the first, the middle and the last (some the same) */
-	return (uint64_t)b[0] | (uint64_t)b[r / 2] << (8 * (r / 2)) |
-	       (uint64_t)b[r - 1] << (8 * (r - 1));
 }
 
 /* a[0..len) == b[0..len), by words, with no call: the hit path's name
