@@ -704,18 +704,24 @@ static inline bool entry_expired(const struct udc_cache *c, const struct udc_ent
  * 0, or -EINVAL (no length, or a length with no buffer). */
 static inline int value_out_init(struct value_out *vo, void *value, const size_t *value_len)
 {
-	if (!value_len || (*value_len && !value))
+	if (__builtin_expect(!value_len, 0))
 		return -EINVAL;
-	*vo = (struct value_out){ .buf = value, .room = *value_len };
+	size_t room = *value_len;
+	/* two branches: as one condition gcc kept its flag on the stack */
+	if (__builtin_expect(room && !value, 0))
+		return -EINVAL;
+	*vo = (struct value_out){ .buf = value, .room = room };
 	return 0;
 }
 
 /* A value of @len bytes at @data, out to @vo: as much as fits. */
 static inline void value_copy_out(struct value_out *vo, const void *data, size_t len)
 {
+	size_t n = len < vo->room ? len : vo->room;
+
 	vo->len = len;
-	if (len && vo->room)
-		memcpy(vo->buf, data, len < vo->room ? len : vo->room);
+	if (n)   /* one test for both: no value, no room (buf may be NULL) */
+		memcpy(vo->buf, data, n);
 }
 
 /* The checks a *_value lookup makes first: its value arguments, then the
@@ -734,11 +740,13 @@ static inline void pos_value_copy(struct value_out *vo, const struct udc_pos *p)
 {
 	if (!vo)
 		return;
-	const struct value_blk *v = pos_value(p);
-	if (v)
-		value_copy_out(vo, v->data, v->len);
-	else
+	if (!(p->e.type & POS_VALUE)) {
 		vo->len = 0;
+		return;
+	}
+	const struct value_blk *v;   /* never NULL with POS_VALUE (entry_fill) */
+	memcpy(&v, entry_tail(&p->e), sizeof(v));
+	value_copy_out(vo, v->data, v->len);
 }
 
 /* ---- engine/dir.c: directory objects ---- */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/hit_instructions.sh - instructions per hit (callgrind: repeatable
 # on a noisy machine), udcache against the bare rculfhash baseline, the
-# figure issue 16 sets (<= 1.1x), and the same hits through libudcache.so
+# figure issue 16 sets (<= 1.1x; udcache-value against lfht-value, the same
+# table with a 64-byte value inline in each positive), and the same hits through libudcache.so
 # (udc_lookup's, negative too, and udc_resolve's answered by the cache).
 #
 # Usage: BUILD=build/release scripts/hit_instructions.sh
@@ -36,7 +37,8 @@ per_hit() {
 printf '| impl | kind | instructions per hit |\n|---|---|---:|\n'
 for row in "udcache udcache_lookup 0 positive" "udcache udcache_lookup 1 negative" \
 	"udcache-value udcache_value_lookup 0 with-a-value" \
-	"lfht lfht_lookup 0 positive" "lfht lfht_lookup 1 negative"; do
+	"lfht lfht_lookup 0 positive" "lfht lfht_lookup 1 negative" \
+	"lfht-value lfht_value_lookup 0 with-a-value"; do
 	read -r impl fn neg kind <<<"$row"
 	n=$(per_hit "$fn" "$stress" --workload hit --impl "$impl" --threads 1 --count "$count" \
 		--names "$names" --negative-ratio "$neg" --no-reclaim-thread)

@@ -126,8 +126,7 @@ const struct impl impl_udcache = {
  * and every lookup copying it out (udc_lookup_value, udc_resolve_value):
  * the hit path's cost with values, side by side with udcache's.
  */
-#define IMPL_VALUE_LEN 64
-static const unsigned char impl_value[IMPL_VALUE_LEN] = "udc-stress: a value of 64 bytes";
+const unsigned char impl_value[IMPL_VALUE_LEN] = "udc-stress: a value of 64 bytes";
 
 static int udcache_value_lookup(void *c, udc_ino dir, const char *name, size_t len,
 				struct udc_attr *out)
@@ -174,7 +173,7 @@ const struct impl impl_udcache_value = {
 };
 
 const struct impl *const impls[] = {
-	&impl_udcache, &impl_udcache_value, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_ck_hs, &impl_s3fifo, NULL,
+	&impl_udcache, &impl_udcache_value, &impl_kernel, &impl_lru_mutex, &impl_lfht, &impl_lfht_value, &impl_ck_hs, &impl_s3fifo, NULL,
 };
 
 const struct impl *impl_find(const char *name)

@@ -88,6 +88,10 @@ struct impl {
 	void (*settle)(void *c);
 };
 
+/* The value udcache-value and lfht-value give every positive. */
+#define IMPL_VALUE_LEN 64
+extern const unsigned char impl_value[IMPL_VALUE_LEN]; /* stress/impl.c */
+
 /* Every implementation, udcache first; NULL-terminated. */
 extern const struct impl *const impls[];
 /* The implementation called name, or NULL. */
@@ -98,6 +102,7 @@ extern const struct impl impl_udcache_value; /* stress/impl.c: positives with va
 extern const struct impl impl_kernel;	 /* stress/baselines/kernel.c */
 extern const struct impl impl_lru_mutex; /* stress/baselines/lru_mutex.c */
 extern const struct impl impl_lfht;	 /* stress/baselines/lfht.c */
+extern const struct impl impl_lfht_value; /* stress/baselines/lfht.c: positives with values */
 extern const struct impl impl_ck_hs;	 /* stress/baselines/ck_hs.c */
 extern const struct impl impl_s3fifo;	 /* stress/baselines/s3fifo.c */
 

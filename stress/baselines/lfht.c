@@ -11,6 +11,12 @@
  * of the attr, rcu_read_unlock: as fast as a name cache on liburcu can be,
  * which is what this baseline measures.
  *
+ * impl_lfht_value is the same table with every positive carrying
+ * IMPL_VALUE_LEN bytes of value inline after its name (one allocation,
+ * the cheapest place a value can be), copied out by each lookup as
+ * udc_lookup_value does (as much as fits, its length told): the ceiling
+ * for udcache-value's hit (issue 16).
+ *
  * Every change of a name is cds_lfht_add_replace() or cds_lfht_del() with
  * the name's stripe lock held; a replaced or deleted entry is freed by
  * call_rcu after a grace period.  rmdir and invalidate_dir have no index
@@ -79,6 +85,7 @@ struct lfht_entry {
 	struct cds_lfht_node node; /* in names, by (dir, name) */
 	udc_ino dir;
 	uint32_t len;
+	uint32_t vlen;	      /* a positive's value, after the name (lfht-value) */
 	struct udc_attr attr; /* ino UDC_INO_NONE: the name does not exist */
 	/* for the free after a grace period */
 	struct bl_mem *mem;
@@ -101,6 +108,7 @@ struct lfht_cache {
 	/* read by lookups; read-only after create */
 	_Alignas(CACHELINE) struct cds_lfht *names;
 	uint64_t key[2];
+	size_t vlen; /* every entry's value room: 0, or IMPL_VALUE_LEN (lfht-value) */
 	/* writers */
 	_Alignas(CACHELINE) pthread_mutex_t dir_lock;
 	_Atomic uint64_t nr_positive, nr_negative; /* entries in names now */
@@ -111,9 +119,9 @@ struct lfht_cache {
 /* ---------------------------------------------------------------------- */
 /* Entries */
 
-static size_t lfht_entry_size(size_t len)
+static size_t lfht_entry_size(const struct lfht_cache *c, size_t len)
 {
-	return sizeof(struct lfht_entry) + len;
+	return sizeof(struct lfht_entry) + len + c->vlen;
 }
 
 static struct lfht_entry *entry_of(struct cds_lfht_node *n)
@@ -144,20 +152,25 @@ static bool entry_in_dir_rcu(const struct lfht_entry *e, udc_ino dir)
 	return e->dir == dir;
 }
 
-/* A new entry (attr NULL: negative), not in the table; NULL on ENOMEM. */
+/* A new entry (attr NULL: negative), not in the table; NULL on ENOMEM.
+ * With c->vlen, the value is there for a positive (vlen set) or for the
+ * positive a rename may make of it (vlen 0 until then). */
 static struct lfht_entry *lfht_entry_alloc(struct lfht_cache *c, udc_ino dir, const char *name,
 				      size_t len, const struct udc_attr *attr)
 {
-	struct lfht_entry *e = bl_alloc(&c->mem, lfht_entry_size(len));
+	struct lfht_entry *e = bl_alloc(&c->mem, lfht_entry_size(c, len));
 
 	if (!e)
 		return NULL;
 	e->dir = dir;
 	e->len = (uint32_t)len;
-	if (attr)
+	if (attr) {
 		e->attr = *attr; /* calloc'd: else ino UDC_INO_NONE, negative */
+		e->vlen = (uint32_t)c->vlen;
+	}
 	e->mem = &c->mem;
 	memcpy(e->name, name, len);
+	memcpy(e->name + len, impl_value, c->vlen);
 	return e;
 }
 
@@ -168,14 +181,15 @@ static void lfht_entry_free(void *cp, void *ep)
 	struct lfht_entry *e = ep;
 
 	if (e)
-		bl_free(&c->mem, e, lfht_entry_size(e->len));
+		bl_free(&c->mem, e, lfht_entry_size(c, e->len));
 }
 
 static void lfht_entry_free_rcu(struct rcu_head *head)
 {
 	struct lfht_entry *e = caa_container_of(head, struct lfht_entry, rcu);
+	const struct lfht_cache *c = caa_container_of(e->mem, struct lfht_cache, mem);
 
-	bl_free(e->mem, e, lfht_entry_size(e->len));
+	bl_free(e->mem, e, lfht_entry_size(c, e->len));
 }
 
 /* e is in the table (delta 1) or was just taken out of it (-1). */
@@ -199,12 +213,17 @@ static struct lfht_stripe *stripe_of(struct lfht_cache *c, uint64_t hash)
 	return &c->stripes[(hash >> 32) & (STRIPES - 1)];
 }
 
-/* UDC_POSITIVE (copied to *out, which may be NULL), UDC_NEGATIVE or UDC_MISS. */
-static int lfht_lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
-		       struct udc_attr *out)
+/* UDC_POSITIVE (copied to *out, which may be NULL), UDC_NEGATIVE or
+ * UDC_MISS.  With @vlen (lfht-value), a positive's value is copied to
+ * @vbuf, as much as *@vlen bytes, and *@vlen set to its length (0: none);
+ * always inline, so that plain lookups pass NULL and pay nothing. */
+static inline __attribute__((always_inline)) int
+lfht_lookup_name(struct lfht_cache *c, uint64_t hash, const struct lfht_key *k,
+		 struct udc_attr *out, void *vbuf, size_t *vlen)
 {
 	struct cds_lfht_iter it;
 	int r = UDC_MISS;
+	size_t have = 0;
 
 	urcu_memb_read_lock();
 	cds_lfht_lookup(c->names, hash, lfht_match_rcu, k, &it);
@@ -215,11 +234,17 @@ static int lfht_lookup_name(struct lfht_cache *c, uint64_t hash, const struct lf
 			r = UDC_NEGATIVE;
 		} else {
 			r = UDC_POSITIVE;
+			if (vlen) {
+				have = e->vlen;
+				memcpy(vbuf, e->name + e->len, have < *vlen ? have : *vlen);
+			}
 			if (out)
 				*out = e->attr;
 		}
 	}
 	urcu_memb_read_unlock();
+	if (vlen)
+		*vlen = have;
 	return r;
 }
 
@@ -369,7 +394,7 @@ lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr
 	if (r)
 		return r;
 	struct lfht_key k = { .dir = dir, .name = name, .len = len };
-	return lfht_lookup_name(c, bl_hash(c->key, dir, name, len), &k, out);
+	return lfht_lookup_name(c, bl_hash(c->key, dir, name, len), &k, out, NULL, NULL);
 }
 
 static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
@@ -423,9 +448,10 @@ static int lfht_rename(void *cp, udc_ino odir, const char *oname, size_t olen, u
 	bl_guard_name_begin(&c->bl.guard, nh);
 	lfht_entry_drop_locked(c, oh, &ok, &was);
 	bool known = was.ino != UDC_INO_NONE && (moved == UDC_INO_NONE || moved == was.ino);
-	lfht_lookup_name(c, nh, &nk, &target);
+	lfht_lookup_name(c, nh, &nk, &target, NULL, NULL);
 	if (known) {
 		fresh->attr = was;
+		fresh->vlen = (uint32_t)c->vlen; /* every positive's (lfht_entry_alloc) */
 		lfht_entry_publish_locked(c, fresh, nh);
 		fresh = NULL;
 	} else {
@@ -500,5 +526,51 @@ const struct impl impl_lfht = {
 	BL_IMPL_BASE(lfht, "lfht", "bare liburcu rculfhash, no eviction (lookup ceiling, unbounded)",
 		     false),
 	.destroy = bl_destroy, .add = bl_add, .add_negative = bl_add_negative,
+	.remove = bl_remove, .rmdir = bl_rmdir, .settle = lfht_settle,
+};
+
+/* ---------------------------------------------------------------------- */
+/* lfht-value: every positive with a value (see the top of the file) */
+
+static void *lfht_value_create(const struct impl_config *cfg)
+{
+	struct lfht_cache *c = lfht_create(cfg);
+
+	if (c)
+		c->vlen = IMPL_VALUE_LEN; /* before any entry: set-up, one thread */
+	return c;
+}
+
+/* As stress/impl.c's udcache-value: a value buffer of UDC_VALUE_MAX. */
+static int lfht_value_lookup(void *cp, udc_ino dir, const char *name, size_t len,
+			     struct udc_attr *out)
+{
+	struct lfht_cache *c = cp;
+	unsigned char v[UDC_VALUE_MAX];
+	size_t n = sizeof(v);
+	int r = bl_check_rcu(c, dir, name, len);
+
+	if (r)
+		return r;
+	struct lfht_key k = { .dir = dir, .name = name, .len = len };
+	return lfht_lookup_name(c, bl_hash(c->key, dir, name, len), &k, out, v, &n);
+}
+
+static int lfht_value_resolve(void *cp, udc_ino dir, const char *name, size_t len,
+			      const struct udc_call *call, struct udc_attr *out)
+{
+	int r = lfht_value_lookup(cp, dir, name, len, out);
+
+	if (r == UDC_MISS)
+		return bl_resolve_miss(cp, dir, name, len, call, out);
+	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
+}
+
+const struct impl impl_lfht_value = {
+	.name = "lfht-value",
+	.summary = "lfht, every positive with a 64-byte value inline, copied out on each hit",
+	.bounded = false, .create = lfht_value_create, .lookup = lfht_value_lookup,
+	.resolve = lfht_value_resolve, .walk = bl_walk, .rename = bl_rename,
+	.invalidate_dir = bl_invalidate_dir, .stats = lfht_stats, .destroy = bl_destroy, .add = bl_add, .add_negative = bl_add_negative,
 	.remove = bl_remove, .rmdir = bl_rmdir, .settle = lfht_settle,
 };
