@@ -423,11 +423,7 @@ static inline __attribute__((always_inline)) int ckh_lookup(void *cp, udc_ino di
 static int ckh_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 		       const struct udc_call *call, struct udc_attr *out)
 {
-	int r = ckh_lookup(cp, dir, name, len, out);
-
-	if (r == UDC_MISS)
-		return bl_resolve_miss(cp, dir, name, len, call, out);
-	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
+	return bl_resolve_after(ckh_lookup(cp, dir, name, len, out), cp, dir, name, len, call, out);
 }
 
 static int ckh_rename(void *cp, udc_ino odir, const char *oname, size_t olen, udc_ino ndir,

@@ -39,6 +39,7 @@
 #ifndef UDC_STRESS_BASELINES_COMMON_H
 #define UDC_STRESS_BASELINES_COMMON_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -196,6 +197,16 @@ int bl_walk(void *c, udc_ino start, const char *path, size_t len, unsigned flags
  */
 int bl_resolve_miss(void *c, udc_ino dir, const char *name, size_t len, const struct udc_call *call,
 		    struct udc_attr *out);
+
+/* A lock-free baseline's resolve after its lookup answered @r: the
+ * answer (0 or -ENOENT), an error as it is, or bl_resolve_miss on a miss. */
+static inline int bl_resolve_after(int r, void *c, udc_ino dir, const char *name, size_t len,
+				   const struct udc_call *call, struct udc_attr *out)
+{
+	if (r == UDC_MISS)
+		return bl_resolve_miss(c, dir, name, len, call, out);
+	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
+}
 /*
  * The backend's answer for (dir, name, hashed hash), asked with no lock
  * held, cached (entry_new, then publish_locked under lock) only if the

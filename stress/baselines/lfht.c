@@ -400,11 +400,7 @@ lfht_lookup(void *cp, udc_ino dir, const char *name, size_t len, struct udc_attr
 static int lfht_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 			const struct udc_call *call, struct udc_attr *out)
 {
-	int r = lfht_lookup(cp, dir, name, len, out);
-
-	if (r == UDC_MISS)
-		return bl_resolve_miss(cp, dir, name, len, call, out);
-	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
+	return bl_resolve_after(lfht_lookup(cp, dir, name, len, out), cp, dir, name, len, call, out);
 }
 
 static void lfht_stripes_lock(struct lfht_stripe *a, struct lfht_stripe *b)
@@ -559,11 +555,7 @@ static int lfht_value_lookup(void *cp, udc_ino dir, const char *name, size_t len
 static int lfht_value_resolve(void *cp, udc_ino dir, const char *name, size_t len,
 			      const struct udc_call *call, struct udc_attr *out)
 {
-	int r = lfht_value_lookup(cp, dir, name, len, out);
-
-	if (r == UDC_MISS)
-		return bl_resolve_miss(cp, dir, name, len, call, out);
-	return r == UDC_POSITIVE ? 0 : r == UDC_NEGATIVE ? -ENOENT : r;
+	return bl_resolve_after(lfht_value_lookup(cp, dir, name, len, out), cp, dir, name, len, call, out);
 }
 
 const struct impl impl_lfht_value = {
