@@ -10,11 +10,12 @@
  * FREE_BATCH with one rcu_head per batch instead of one per entry.
  *
  * Entries live in slab/ pages, negatives and positives in slabs of their
- * own (classes 64/96 and 64/96/112 bytes); slab batches their RCU frees
- * per thread.  Names longer than the inline room, positives' values
- * (struct value_blk: jemalloc's size classes fit them to within 16-32
- * bytes), and everything else the engine allocates, come from jemalloc,
- * counted here; an entry with a part apart goes through this file's own
+ * own (classes 64/96 and 64/96/112 bytes, and 160/256/384 for positives
+ * with a value, which lives in its entry: a hit reads it from the entry's
+ * lines, with no block of its own to miss in the CPU's cache); slab
+ * batches their RCU frees per thread.  Names longer than the inline room,
+ * and everything else the engine allocates, come from jemalloc, counted
+ * here; an entry with its name apart goes through this file's own
  * batches so that both are freed after the same grace period.  While the
  * slabs are landing (shrink/: memory wanted), a full batch is freed by
  * the call that filled it, after its own synchronize_rcu; otherwise it
@@ -129,11 +130,6 @@ size_t entry_size(enum entry_kind kind, size_t len, unsigned extras)
 	return head + part + extras_size(part, extras);
 }
 
-static size_t value_blk_size(size_t vlen)
-{
-	return sizeof(struct value_blk) + vlen;
-}
-
 size_t entry_footprint(const struct udc_entry *e)
 {
 	unsigned extras = entry_extras(e);
@@ -141,8 +137,6 @@ size_t entry_footprint(const struct udc_entry *e)
 
 	if (e->ext)
 		size += e->len;
-	if (extras & EXTRA_VALUE)
-		size += value_blk_size(pos_value((const struct udc_pos *)e)->len);
 	return size;
 }
 
@@ -152,25 +146,42 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 }
 
 /* The entries' sizes: negatives and positives apart (their slots, name
- * inline up to NEG_INLINE_MAX / POS_INLINE_MAX).  The policy lays the
- * classes out (shrink_slab_config: each size twice, its two queues). */
-static const size_t entry_sizes[2][3] = {
+ * inline up to NEG_INLINE_MAX / POS_INLINE_MAX), then the sizes only
+ * positives with a value take (a 16-byte name and up to 96, 192, or
+ * UDC_VALUE_MAX bytes).  The policy lays the classes out
+ * (shrink_slab_config: each size twice, its two queues), its budget of
+ * open pages by the sizes every cache uses. */
+#define POS_VALUE_ROOM 384
+static const size_t entry_sizes[2][6] = {
 	[ENT_NEGATIVE] = { 64, 96 },
-	[ENT_POSITIVE] = { 64, 96, 112 },   /* names up to 16, 48, 64 bytes (8 less
-	                                     * with a value's pointer) */
+	[ENT_POSITIVE] = { 64, 96, 112, 160, 256, POS_VALUE_ROOM },   /* names up to
+	                                     * 16, 48, 64 bytes; then values */
 };
-static const unsigned entry_nr_sizes[2] = { [ENT_NEGATIVE] = 2, [ENT_POSITIVE] = 3 };
+static const unsigned entry_nr_sizes[2][2] = {   /* every cache's sizes, all sizes */
+	[ENT_NEGATIVE] = { 2, 2 },
+	[ENT_POSITIVE] = { 3, 6 },
+};
+/* The largest positive: a name inline with its deadline and kid in
+ * POS_INLINE_MAX, their alignment, the value and its length byte. */
+_Static_assert(sizeof(struct udc_pos) + POS_INLINE_MAX + 7 + 1 + UDC_VALUE_MAX <= POS_VALUE_ROOM,
+	       "a positive with the longest value fits its largest class");
 
 int entry_slabs_create(struct udc_cache *c)
 {
 	for (unsigned k = 0; k < 2; k++) {
 		struct slab_config cfg;
-		shrink_slab_config(c->shrink, entry_sizes[k], entry_nr_sizes[k], &cfg);
+		shrink_slab_config(c->shrink, entry_sizes[k], entry_nr_sizes[k][1],
+				   entry_nr_sizes[k][0], &cfg);
 		c->slabs[k] = slab_create(&cfg);
 		if (!c->slabs[k])
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+unsigned entry_slab_common_classes(enum entry_kind kind)
+{
+	return 2 * entry_nr_sizes[kind][0];   /* shrink_slab_config's two queues a size */
 }
 
 void entry_slabs_destroy(struct udc_cache *c)
@@ -189,7 +200,7 @@ size_t entry_slabs_bytes(struct udc_cache *c)
 
 static unsigned extras_of(const struct entry_extra *x)
 {
-	return (x->vlen ? EXTRA_VALUE : 0) | (x->deadline ? EXTRA_DEADLINE : 0) |
+	return extras_value(x->vlen) | (x->deadline ? EXTRA_DEADLINE : 0) |
 	       (x->listed ? EXTRA_LISTED : 0);
 }
 
@@ -201,7 +212,6 @@ static int entry_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const
 {
 	unsigned extras = extras_of(x);
 	char *ext = NULL;
-	struct value_blk *v = NULL;
 
 	if (!name_fits_inline((enum entry_kind)e->kind, e->len, extras)) {
 		ext = mem_alloc(c, e->len);
@@ -214,17 +224,10 @@ static int entry_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const
 		memcpy(dst, name, e->len);
 		dst += e->len;
 	}
-	if (x->vlen) {
-		v = mem_alloc(c, value_blk_size(x->vlen));
-		if (!v) {
-			if (ext)
-				mem_free(c, ext, e->len);
-			return -ENOMEM;
-		}
-		v->len = (uint32_t)x->vlen;
-		memcpy(v->data, x->value, x->vlen);
-		memcpy(dst, &v, sizeof(v));
-		dst += sizeof(v);
+	if (x->vlen) {   /* 1..UDC_VALUE_MAX: its length - 1 fits a byte */
+		*dst++ = (char)(unsigned char)(x->vlen - 1);
+		memcpy(dst, x->value, x->vlen);
+		dst += x->vlen;
 		e->type |= POS_VALUE;
 	}
 	if (x->deadline) {
@@ -272,14 +275,9 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	return e;
 }
 
-/* An entry's parts apart (name, value): freed, and the entry has none. */
+/* An entry's name apart: freed, and the entry has none. */
 void entry_ext_free(struct udc_cache *c, struct udc_entry *e)
 {
-	if (e->kind == ENT_POSITIVE && (e->type & POS_VALUE)) {
-		struct value_blk *v = (struct value_blk *)pos_value((struct udc_pos *)e);
-		mem_free(c, v, value_blk_size(v->len));
-		e->type &= ~POS_VALUE;
-	}
 	if (e->ext)
 		mem_free(c, (void *)entry_name(e), e->len);
 	e->ext = 0;

@@ -72,10 +72,11 @@
 #define WALK_LOCKED_ROUNDS 256    /* cache-only locked passes before -EAGAIN */
 #define FREE_BATCH 62             /* entries per deferred-free batch */
 
-/* Longest name kept inside the entry; longer names are allocated apart. */
+/* Longest name kept inside the entry (with its deadline and listing
+ * place); longer names are allocated apart.  A value comes on top. */
 #define NEG_INLINE_MAX 64         /* negative entry <= 96 bytes */
-#define POS_INLINE_MAX 64         /* positive entry <= 112 bytes (with a value's
-                                   * pointer, names up to 56 bytes inline) */
+#define POS_INLINE_MAX 64         /* positive entry <= 112 bytes, or 384 with
+                                   * a value (POS_VALUE_ROOM) */
 
 /* In e->hits, beside the counter: the entry has a deadline (entry_expired).
  * Set before it is published and never changed; readers' raises and the
@@ -85,7 +86,7 @@
 
 /* A positive's type bits: its enum udc_type, and whether it has a value. */
 #define POS_TYPE_MASK 0x7
-#define POS_VALUE 0x8             /* a struct value_blk apart, its pointer after the name */
+#define POS_VALUE 0x8             /* a value after the name: its length - 1 (a byte), its bytes */
 #define POS_LISTED 0x10           /* a struct entry_kid after the extras (engine/listing.c) */
 
 /* d->state: flags in the low bits, the drop count above them. */
@@ -199,15 +200,8 @@ struct udc_pos {
 	udc_ino ino;
 	uint64_t cookie;
 	char name[];                      /* inline name or its pointer; then, with
-	                                   * POS_VALUE, the value's pointer, and with
+	                                   * POS_VALUE, the value (pos_value), and with
 	                                   * ENT_EXPIRES the deadline (entry_tail) */
-};
-
-/* A positive's value: allocated apart (jemalloc's size classes), immutable,
- * freed with its entry (after the same grace period). */
-struct value_blk {
-	uint32_t len;                     /* 1..UDC_VALUE_MAX */
-	unsigned char data[];
 };
 
 /* Where a lookup copies a positive's value: @room bytes at @buf; @len is
@@ -449,6 +443,9 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
+/* The classes of @kind's slab that every cache uses (the rest are for
+ * positives with values): what its open pages are budgeted by. */
+unsigned entry_slab_common_classes(enum entry_kind kind);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
 void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its parts apart, now */
 
@@ -531,16 +528,31 @@ struct entry_kid {
 	struct udc_entry *e;              /* the entry it is in */
 };
 
-/* What an entry holds after its name: a value's pointer, a deadline, then
- * a place in a listing, 8-aligned (the name starts 8-aligned: below). */
+/* What an entry holds after its name: a value (a byte of its length - 1,
+ * then its bytes), a deadline, then a place in a listing, 8-aligned (the
+ * name starts 8-aligned: below).  EXTRA_VALUE comes with the value's
+ * length above EXTRA_VLEN_SHIFT (extras_value). */
 #define EXTRA_VALUE 0x1
 #define EXTRA_DEADLINE 0x2
 #define EXTRA_LISTED 0x4
-/* The value's pointer and the deadline: the bytes before the kid. */
+#define EXTRA_VLEN_SHIFT 8
+
+/* The extras bits of a value of @vlen bytes (0: none). */
+static inline unsigned extras_value(size_t vlen)
+{
+	return vlen ? EXTRA_VALUE | (unsigned)vlen << EXTRA_VLEN_SHIFT : 0;
+}
+
+/* The value's bytes in an entry with @extras: its length byte and its own. */
+static inline size_t extras_value_size(unsigned extras)
+{
+	return extras & EXTRA_VALUE ? 1 + (extras >> EXTRA_VLEN_SHIFT) : 0;
+}
+
+/* The value and the deadline: the bytes before the kid. */
 static inline size_t extras_unaligned_size(unsigned extras)
 {
-	return (extras & EXTRA_VALUE ? sizeof(void *) : 0) +
-	       (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
+	return extras_value_size(extras) + (extras & EXTRA_DEADLINE ? sizeof(uint32_t) : 0);
 }
 
 /* The bytes after the name's @part bytes (the name, or its pointer). */
@@ -554,17 +566,18 @@ static inline size_t extras_size(size_t part, unsigned extras)
 }
 
 /* Does a name of @len bytes live inside its entry (else apart, e->ext)?
- * The extras take from the inline room, so a class holds the same. */
+ * The deadline and the kid take from the inline room, so a class holds
+ * the same; a value does not (it has classes of its own: entry_sizes). */
 static inline bool name_fits_inline(enum entry_kind kind, size_t len, unsigned extras)
 {
-	return len + extras_size(len, extras) <=
+	return len + extras_size(len, extras & (EXTRA_DEADLINE | EXTRA_LISTED)) <=
 	       (kind == ENT_POSITIVE ? POS_INLINE_MAX : NEG_INLINE_MAX);
 }
 
-/* Has e parts allocated apart (its name, a value), freed with it? */
+/* Has e a part allocated apart (its name), freed with it? */
 static inline bool entry_apart(const struct udc_entry *e)
 {
-	return e->ext || (e->kind == ENT_POSITIVE && (e->type & POS_VALUE));
+	return e->ext;
 }
 
 static inline const char *entry_name(const struct udc_entry *e)
@@ -611,17 +624,21 @@ static inline void pos_attr_set(struct udc_pos *p, const struct udc_attr *attr)
 	p->cookie = attr->cookie;
 }
 
+/* Where e's name part (the name, or its pointer) ends: its extras follow,
+ * the value first. */
+static inline const char *entry_tail(const struct udc_entry *e);
+
 static inline unsigned entry_extras(const struct udc_entry *e)
 {
+	bool valued = e->kind == ENT_POSITIVE && (e->type & POS_VALUE);
+
 	/* relaxed: ENT_EXPIRES is fixed before the entry is published */
-	return (e->kind == ENT_POSITIVE && (e->type & POS_VALUE) ? EXTRA_VALUE : 0) |
+	return (valued ? extras_value((size_t)(unsigned char)entry_tail(e)[0] + 1) : 0) |
 	       (e->kind == ENT_POSITIVE && (e->type & POS_LISTED) ? EXTRA_LISTED : 0) |
 	       (atomic_load_explicit(&e->hits, memory_order_relaxed) & ENT_EXPIRES ?
 			EXTRA_DEADLINE : 0);
 }
 
-/* Where e's name part (the name, or its pointer) ends: its extras follow,
- * the value's pointer first. */
 static inline const char *entry_tail(const struct udc_entry *e)
 {
 	const char *p = e->kind == ENT_POSITIVE ? ((const struct udc_pos *)e)->name
@@ -630,14 +647,13 @@ static inline const char *entry_tail(const struct udc_entry *e)
 	return p + (e->ext ? sizeof(char *) : e->len);
 }
 
-/* A positive's value block, or NULL if it has none. */
-static inline const struct value_blk *pos_value(const struct udc_pos *p)
+/* A positive's value: its bytes, their number in *@len (0: none). */
+static inline const unsigned char *pos_value(const struct udc_pos *p, size_t *len)
 {
-	const struct value_blk *v = NULL;
+	const unsigned char *v = (const unsigned char *)entry_tail(&p->e);
 
-	if (p->e.type & POS_VALUE)
-		memcpy(&v, entry_tail(&p->e), sizeof(v));
-	return v;
+	*len = p->e.type & POS_VALUE ? (size_t)v[0] + 1 : 0;
+	return v + 1;
 }
 
 /*
@@ -670,8 +686,7 @@ static inline uint32_t entry_deadline(const struct udc_entry *e)
 	unsigned extras = entry_extras(e);
 
 	if (extras & EXTRA_DEADLINE)
-		memcpy(&deadline, entry_tail(e) + (extras & EXTRA_VALUE ? sizeof(void *) : 0),
-		       sizeof(deadline));
+		memcpy(&deadline, entry_tail(e) + extras_value_size(extras), sizeof(deadline));
 	return deadline;
 }
 
@@ -744,9 +759,12 @@ static inline void pos_value_copy(struct value_out *vo, const struct udc_pos *p)
 		vo->len = 0;
 		return;
 	}
-	const struct value_blk *v;   /* never NULL with POS_VALUE (entry_fill) */
-	memcpy(&v, entry_tail(&p->e), sizeof(v));
-	value_copy_out(vo, v->data, v->len);
+	const unsigned char *v = (const unsigned char *)entry_tail(&p->e);
+	size_t len = (size_t)v[0] + 1;
+	/* Its range (1..256) hidden from gcc, which copied by rep movsq then
+	 * (startup cycles a copy, 8 steps for 64 bytes), not glibc's memcpy. */
+	__asm__("" : "+r"(len));
+	value_copy_out(vo, v + 1, len);
 }
 
 /* ---- engine/dir.c: directory objects ---- */

@@ -334,14 +334,14 @@ static int listing_batch_copy(struct udc_cache *c, struct udc_dir *d, struct dir
 			goto out;
 		}
 		struct listed_name *ln = &b->names[b->n++];
-		const struct value_blk *v = pos_value(entry_pos(e));
+		size_t vlen;
+		const unsigned char *v = pos_value(entry_pos(e), &vlen);
 		pos_attr_copy(&ln->attr, entry_pos(e));
 		ln->seq = k->seq;
 		ln->len = e->len;
 		memcpy(ln->name, entry_name(e), e->len);
-		ln->vlen = v ? (uint16_t)v->len : 0;
-		if (v)
-			memcpy(ln->value, v->data, v->len);
+		ln->vlen = (uint16_t)vlen;
+		memcpy(ln->value, v, vlen);
 		after = k->seq;
 	}
 	b->end = !k;

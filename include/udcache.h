@@ -208,7 +208,8 @@ UDC_API const char *udc_version(void);
  * less below, the tables, stripes and ghosts each within about 1/32 of
  * the limit: 26 KiB at 256 KiB, 86 KiB at 1 MiB; counted in bytes_used.  Entries live in
  * slab pages of 4 to 64 KiB; each CPU has an open page per entry class
- * (ten classes) whichever threads call, so the cache's memory does not
+ * (ten classes, and six more once positives with values are added)
+ * whichever threads call, so the cache's memory does not
  * grow with the number of threads.  The page size and how many CPUs get
  * open pages are chosen here from cfg->memory_limit, so that open and
  * spare pages stay within 1/32 of it (64 KiB pages at 64 MiB on 2 CPUs,
@@ -329,9 +330,9 @@ UDC_API int udc_resolve(udc_cache *c, udc_ino dir, const char *name, size_t len,
  * UDC_VALUE_MAX bytes always holds it.  NULL @value_len, or a room with
  * @value NULL, is -EINVAL.
  *
- * Memory: a value lives apart from its entry (one allocation, the value
- * rounded up to jemalloc's size class, and 8 bytes for its pointer), and
- * is counted in bytes_used; negatives are unchanged.
+ * Memory: a value lives in its entry (its bytes and one for its length,
+ * the entry in a slab class of 160, 256 or 384 bytes), counted in
+ * bytes_used; negatives and positives without a value are unchanged.
  */
 
 /**

@@ -32,8 +32,9 @@ void shrink_reclaimer_stop(struct shrink *sh);
 /* The slab classes of @kind's entries, whose sizes are @sizes[0..n):
  * each size twice, probation and main (S3-FIFO); and the page size and cpu
  * slots, from the memory limit (the pages reclaim reaches last stay a
- * small share of it). */
-void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
+ * small share of it), by the first @common sizes, which every cache uses
+ * (the others, positives with values, open pages only when they are). */
+void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsigned common,
 			struct slab_config *out);
 /* The class of a new entry of hash @hash whose size's probation class is
  * @cls: @cls, or its main class when the name's ghost was remembered. */
@@ -92,7 +93,7 @@ struct shrink_bytes_parts {
 	uint64_t slab[2];           /* by kind: the slab's pages and metadata */
 	uint64_t pages[2][2];       /* [kind][main]: the queue's pages */
 	uint64_t live[2][2];        /* [kind][main]: its live objects' slots */
-	uint64_t other;             /* the rest: names and values apart, stats,
+	uint64_t other;             /* the rest: long names apart, stats,
 	                             * the cache struct (total less the above) */
 };
 void shrink_bytes_parts(struct shrink *sh, struct shrink_bytes_parts *p);

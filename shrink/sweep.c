@@ -403,7 +403,7 @@ void open_release(struct udc_cache *c, uint64_t stamp_max)
 	slab_release_open(cache_slab(c, ENT_POSITIVE), stamp_max);
 }
 
-void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
+void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsigned common,
 			struct slab_config *out)
 {
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
@@ -420,9 +420,9 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
 	size_t budget = limit / OPEN_SHARE_DIV / 2;
 	unsigned cpus = slab_default_cpus(), shift = SLAB_PAGE_SHIFT_MAX;
 
-	while (shift > SLAB_PAGE_SHIFT_MIN && ((size_t)cpus * 2 * n) << shift > budget)
+	while (shift > SLAB_PAGE_SHIFT_MIN && ((size_t)cpus * 2 * common) << shift > budget)
 		shift--;
-	while (cpus > 1 && ((size_t)cpus * 2 * n) << shift > budget)
+	while (cpus > 1 && ((size_t)cpus * 2 * common) << shift > budget)
 		cpus--;
 	size_t spare = limit / RETAINED_SHARE_DIV / 2 >> shift;
 	size_t retained = spare < RETAINED_MIN ? RETAINED_MIN :
@@ -437,7 +437,7 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n,
 	out->retained_max = retained;
 	out->page_shift = shift;
 	out->nr_cpus = cpus;
-	sh->open_reserve += ((size_t)cpus * n) << shift;   /* see reclaim_over */
+	sh->open_reserve += ((size_t)cpus * common) << shift;   /* see reclaim_over */
 }
 
 /* ------------------------------------------------------------------ */

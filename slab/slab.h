@@ -30,7 +30,7 @@
 
 #define SLAB_PAGE_SHIFT_MIN 12 /* 4 KiB pages */
 #define SLAB_PAGE_SHIFT_MAX 16 /* 64 KiB pages, the default */
-#define SLAB_MAX_CLASSES 8
+#define SLAB_MAX_CLASSES 12
 #define SLAB_HIST_BUCKETS 10 /* occupancy deciles */
 
 struct slab;
