@@ -825,15 +825,18 @@ Test(bounds, no_stale_answer_while_directories_are_freed, .timeout = 300)
  * 14, stop 25).  Near the limit the calls now land their frees themselves
  * (slab_set_landing, and the engine's batches of entries with parts
  * apart), and an eviction waits for the frees already in flight when they
- * cover it (with values, landing alone still missed 3,000-54,000).
- * @value: the churned names carry a value (an entry with a part apart).
+ * cover it (with values, then apart, landing alone still missed
+ * 3,000-54,000).
+ * @value: the churned names carry a value (in the entry since issue 16's
+ * stop 31: the larger slots); @apart: they are too long to be inline (an
+ * entry with a part apart, freed in the engine's own batches).
  */
-static void churn_of_removals(bool value)
+static void churn_of_removals(bool value, bool apart)
 {
 	enum { HOT = 3000, ROUNDS = 20, CHURN = 20000 };
 	udc_cache *c = tc_create_limit(TC_ROOT, &enoent_backend, UDC_CFG_NO_RECLAIM_THREAD,
 				       (size_t)1 << 20);
-	char nm[32];
+	char nm[96];
 	unsigned missed = 0;
 
 	for (unsigned i = 0; i < HOT; i++) {
@@ -850,7 +853,8 @@ static void churn_of_removals(bool value)
 			missed += udc_lookup(c, 100 + i % 16, nm, (size_t)len, NULL) != UDC_POSITIVE;
 		}
 		for (unsigned i = 0; i < CHURN; i++) {   /* created and removed at once */
-			int len = snprintf(nm, sizeof(nm), "tmp-%02u-%06u", r, i);
+			int len = snprintf(nm, sizeof(nm), apart ? "tmp-%02u-%06u-%070u" : "tmp-%02u-%06u",
+					   r, i, 0u);
 			struct udc_attr a = tc_attr(1000000 + i, UDC_TYPE_REG, 0);
 			cr_assert_eq(value ? udc_add_value(c, 200 + i % 16, nm, (size_t)len, &a, nm,
 							   (size_t)len, 0)
@@ -860,8 +864,9 @@ static void churn_of_removals(bool value)
 		}
 	}
 	st = tc_stats(c);
-	fprintf(stderr, "a churn of removals at 1 MiB%s: %u hot lookups missed, %llu evictions\n",
-		value ? ", with values" : "", missed, (unsigned long long)st.evictions);
+	fprintf(stderr, "a churn of removals at 1 MiB%s%s: %u hot lookups missed, %llu evictions\n",
+		value ? ", with values" : "", apart ? ", names apart" : "", missed,
+		(unsigned long long)st.evictions);
 	cr_assert_eq(missed, 0, "%u of %u lookups of a hot set that fits missed (%llu evictions)",
 		     missed, HOT * ROUNDS, (unsigned long long)st.evictions);
 	cr_assert_leq(st.bytes_used, st.bytes_limit + st.bytes_slack);
@@ -870,10 +875,15 @@ static void churn_of_removals(bool value)
 
 Test(bounds, a_churn_of_removals_does_not_evict_for_its_frees, .timeout = 300)
 {
-	churn_of_removals(false);
+	churn_of_removals(false, false);
 }
 
 Test(bounds, a_churn_of_removals_with_values_does_not_evict_for_its_frees, .timeout = 300)
 {
-	churn_of_removals(true);
+	churn_of_removals(true, false);
+}
+
+Test(bounds, a_churn_of_removals_with_names_apart_does_not_evict_for_its_frees, .timeout = 300)
+{
+	churn_of_removals(false, true);
 }
