@@ -424,7 +424,7 @@ void cache_struct_free(struct udc_cache *c);
 size_t entry_size(enum entry_kind kind, size_t len, unsigned extras);
 /* e's EXTRA_* bits. */
 static inline unsigned entry_extras(const struct udc_entry *e);
-/* Its slot bytes and what it holds apart (name, value): an estimate of
+/* Its slot bytes and its name apart: an estimate of
  * what dropping it gives back. */
 size_t entry_footprint(const struct udc_entry *e);
 /* What a new entry holds beside its name: a positive's value (a copy of

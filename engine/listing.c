@@ -43,7 +43,7 @@
  *   pinned directory's listing stays.
  *   A kid on the list is in a live entry: it is unlinked under the lock
  *   before the entry's free is queued, so the lock alone makes reading
- *   the entry (its name and value apart too) safe.
+ *   the entry (its name apart too) safe.
  *   d->nr_positive is raised before a kid is linked (entry_publish_locked)
  *   and lowered after it is unlinked (entry_detach), so the listed
  *   positives are a subset of those it counts, and under the lock

@@ -90,7 +90,7 @@ static size_t compact_slack(struct shrink *sh)
  * Do the slabs hold more free room than the entries need?  @pages: the
  * slab bytes less the frees queued for their grace period, which come
  * back by themselves and which no move can hasten (entry_frees_queued
- * counts an entry's name or value apart with its slot: while such frees
+ * counts an entry's name apart with its slot: while such frees
  * wait, this errs towards waiting for them too).  Counted as free room,
  * they kept compaction due while the call_rcu thread lagged: each batch
  * found the same pages, still waiting, and moved their survivors again

@@ -364,7 +364,7 @@ static void report_parts(struct report *rp, const struct shrink_bytes_parts *p)
 	rep_u64(rp, "dirs", "directory objects", p->dirs);
 	rep_u64(rp, "buckets", "the tables' buckets", p->buckets);
 	rep_u64(rp, "ghosts", "the ghost table", p->ghosts);
-	rep_u64(rp, "other", "the rest (names apart, values, stats, the cache struct)", p->other);
+	rep_u64(rp, "other", "the rest (names apart, stats, the cache struct)", p->other);
 	for (unsigned k = 0; k < 2; k++) {
 		snprintf(key, sizeof(key), "slab_%s", kind[k]);
 		snprintf(label, sizeof(label), "%s' slab", kind[k]);
