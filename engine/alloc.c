@@ -179,11 +179,6 @@ int entry_slabs_create(struct udc_cache *c)
 	return 0;
 }
 
-unsigned entry_slab_common_classes(enum entry_kind kind)
-{
-	return 2 * entry_nr_sizes[kind][0];   /* shrink_slab_config's two queues a size */
-}
-
 void entry_slabs_destroy(struct udc_cache *c)
 {
 	for (unsigned k = 0; k < 2; k++) {

@@ -202,24 +202,23 @@ void cache_tables_resize(struct udc_cache *c, size_t room)
 /*
  * The smallest limit a cache made with @limit takes later: twice its own
  * part, what it holds empty (tables, stripes, ghosts: sized here from
- * @limit) and its open pages at most (every CPU slot, every class every
- * cache uses, at the page size chosen here: the classes of positives with
- * values add theirs only where values are used), so that entries have
- * room; or @limit itself, if smaller (a small cache sized to its limit can
- * always go back to it); never below UDC_MEMORY_MIN.  A cache made with 64
- * MiB and set to 323 KiB (twice the empty part alone) overshot it with its
- * 64 KiB open pages.
+ * @limit) and its open pages at most (every CPU slot, every class, at the
+ * page size chosen here: the classes of positives with values too, which
+ * open pages only once values are added, but then a cache set to a limit
+ * that left them out went past its bound and evicted every entry for them),
+ * so that entries have room; or @limit itself, if smaller (a small cache
+ * sized to its limit can always go back to it); never below
+ * UDC_MEMORY_MIN.  A cache made with 64 MiB and set to 323 KiB (twice the
+ * empty part alone) overshot it with its 64 KiB open pages.
  */
 static size_t bytes_min_for(struct udc_cache *c, size_t limit)
 {
 	size_t own = cache_bytes_used(c);
 	const struct slab *slabs[] = { c->slabs[ENT_NEGATIVE], c->slabs[ENT_POSITIVE], c->dir_slab };
-	const unsigned classes[] = { entry_slab_common_classes(ENT_NEGATIVE),
-				     entry_slab_common_classes(ENT_POSITIVE),
-				     slab_nr_classes(c->dir_slab) };
 
 	for (unsigned k = 0; k < sizeof(slabs) / sizeof(slabs[0]); k++)
-		own += (size_t)slab_nr_cpus(slabs[k]) * classes[k] * slab_page_size(slabs[k]);
+		own += (size_t)slab_nr_cpus(slabs[k]) * slab_nr_classes(slabs[k]) *
+		       slab_page_size(slabs[k]);
 	size_t min = 2 * own < limit ? 2 * own : limit;
 	return min > UDC_MEMORY_MIN ? min : UDC_MEMORY_MIN;
 }

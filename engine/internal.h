@@ -443,9 +443,6 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */
 int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
-/* The classes of @kind's slab that every cache uses (the rest are for
- * positives with values): what its open pages are budgeted by. */
-unsigned entry_slab_common_classes(enum entry_kind kind);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
 void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its parts apart, now */
 

@@ -89,13 +89,19 @@ static void teardown(void)
 
 TestSuite(values, .init = setup, .fini = teardown, .timeout = 60);
 
-static int add_v(udc_ino dir, const char *name, udc_ino ino, unsigned version)
+static int add_v_ttl(udc_ino dir, const char *name, udc_ino ino, unsigned version,
+		     uint32_t ttl_ms)
 {
 	unsigned char v[UDC_VALUE_MAX];
 	size_t n = value_make(ino, version, v);
 	struct udc_attr a = tc_attr(ino, UDC_TYPE_REG, version);
 
-	return udc_add_value(env.c, dir, name, strlen(name), &a, v, n, 0);
+	return udc_add_value(env.c, dir, name, strlen(name), &a, v, n, ttl_ms);
+}
+
+static int add_v(udc_ino dir, const char *name, udc_ino ino, unsigned version)
+{
+	return add_v_ttl(dir, name, ino, version, 0);
 }
 
 /* (dir, name) is POSITIVE as ino with value_make(ino, version), exactly. */
@@ -286,9 +292,10 @@ Test(values, values_survive_compaction_and_their_memory_goes_back)
 	char name[32];
 	size_t base = tc_stats(env.c).bytes_used;
 
-	for (unsigned i = 0; i < N; i++) {
+	for (unsigned i = 0; i < N; i++) {   /* half the survivors (i % 10 == 0) with a
+					      * life: its deadline after the value, moved with it */
 		snprintf(name, sizeof(name), "file-%u", i);
-		cr_assert_eq(add_v(D_INO, name, 1000 + i, i % 7), 0);
+		cr_assert_eq(add_v_ttl(D_INO, name, 1000 + i, i % 7, i % 20 < 10 ? 0 : 600000), 0);
 	}
 	size_t full = tc_stats(env.c).bytes_used;
 	cr_assert_gt(full - base, (size_t)N * 100, "values are counted: %zu bytes for %d",

@@ -887,3 +887,35 @@ Test(bounds, a_churn_of_removals_with_names_apart_does_not_evict_for_its_frees, 
 {
 	churn_of_removals(false, true);
 }
+
+/*
+ * A cache made with 64 MiB and set to its least limit (bytes_min), then
+ * given positives with values of up to UDC_VALUE_MAX bytes: the bound holds
+ * after every call.  Until bytes_min counted the open pages of the value
+ * classes (issue 16's stop 31, found by review), it left them out, and the
+ * cache went past limit + slack and evicted every entry for them.
+ */
+Test(bounds, values_at_the_least_limit_stay_within_the_bound, .timeout = 120)
+{
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, (size_t)64 << 20);
+	struct udc_stats st = tc_stats(c);
+	unsigned char v[UDC_VALUE_MAX];
+	static const size_t vlens[] = { 100, 200, UDC_VALUE_MAX };
+	char nm[32];
+
+	memset(v, 0x5a, sizeof(v));
+	cr_assert_eq(udc_set_memory_limit(c, (size_t)st.bytes_min), 0);
+	for (unsigned i = 0; i < 60000; i++) {
+		int len = snprintf(nm, sizeof(nm), "v-%u", i);
+		struct udc_attr a = tc_attr(1000 + i, UDC_TYPE_REG, 0);
+		cr_assert_eq(udc_add_value(c, 100 + i % 32, nm, (size_t)len, &a, v, vlens[i % 3], 0), 0);
+		udc_lookup(c, 100 + i % 32, nm, (size_t)len, NULL);
+		st = tc_stats(c);
+		cr_assert_leq(st.bytes_used, st.bytes_limit + st.bytes_slack,
+			      "add #%u: bytes_used %llu past limit %llu + slack %llu", i,
+			      (unsigned long long)st.bytes_used, (unsigned long long)st.bytes_limit,
+			      (unsigned long long)st.bytes_slack);
+	}
+	cr_assert_gt(st.evictions, 0, "the limit never bound");
+	udc_destroy(c);
+}
