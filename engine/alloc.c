@@ -147,7 +147,7 @@ size_t entry_slot_size(const struct udc_cache *c, const struct udc_entry *e)
 
 /* The entries' sizes: negatives and positives apart (their slots, name
  * inline up to NEG_INLINE_MAX / POS_INLINE_MAX), then the sizes only
- * positives with a value take (a 16-byte name and up to 96, 192, or
+ * positives with a value take (a 16-byte name and up to 95, 191, or
  * UDC_VALUE_MAX bytes).  The policy lays the classes out
  * (shrink_slab_config: each size twice, its two queues), its budget of
  * open pages by the sizes every cache uses. */

@@ -623,19 +623,6 @@ static inline void pos_attr_set(struct udc_pos *p, const struct udc_attr *attr)
 
 /* Where e's name part (the name, or its pointer) ends: its extras follow,
  * the value first. */
-static inline const char *entry_tail(const struct udc_entry *e);
-
-static inline unsigned entry_extras(const struct udc_entry *e)
-{
-	bool valued = e->kind == ENT_POSITIVE && (e->type & POS_VALUE);
-
-	/* relaxed: ENT_EXPIRES is fixed before the entry is published */
-	return (valued ? extras_value((size_t)(unsigned char)entry_tail(e)[0] + 1) : 0) |
-	       (e->kind == ENT_POSITIVE && (e->type & POS_LISTED) ? EXTRA_LISTED : 0) |
-	       (atomic_load_explicit(&e->hits, memory_order_relaxed) & ENT_EXPIRES ?
-			EXTRA_DEADLINE : 0);
-}
-
 static inline const char *entry_tail(const struct udc_entry *e)
 {
 	const char *p = e->kind == ENT_POSITIVE ? ((const struct udc_pos *)e)->name
@@ -644,13 +631,31 @@ static inline const char *entry_tail(const struct udc_entry *e)
 	return p + (e->ext ? sizeof(char *) : e->len);
 }
 
+/* The length of a value whose length byte (the length - 1: entry_fill)
+ * is at @at; its bytes follow. */
+static inline size_t value_len_at(const char *at)
+{
+	return (size_t)(unsigned char)at[0] + 1;
+}
+
+static inline unsigned entry_extras(const struct udc_entry *e)
+{
+	bool valued = e->kind == ENT_POSITIVE && (e->type & POS_VALUE);
+
+	/* relaxed: ENT_EXPIRES is fixed before the entry is published */
+	return (valued ? extras_value(value_len_at(entry_tail(e))) : 0) |
+	       (e->kind == ENT_POSITIVE && (e->type & POS_LISTED) ? EXTRA_LISTED : 0) |
+	       (atomic_load_explicit(&e->hits, memory_order_relaxed) & ENT_EXPIRES ?
+			EXTRA_DEADLINE : 0);
+}
+
 /* A positive's value: its bytes, their number in *@len (0: none). */
 static inline const unsigned char *pos_value(const struct udc_pos *p, size_t *len)
 {
-	const unsigned char *v = (const unsigned char *)entry_tail(&p->e);
+	const char *at = entry_tail(&p->e);
 
-	*len = p->e.type & POS_VALUE ? (size_t)v[0] + 1 : 0;
-	return v + 1;
+	*len = p->e.type & POS_VALUE ? value_len_at(at) : 0;
+	return (const unsigned char *)at + 1;
 }
 
 /*
@@ -752,16 +757,12 @@ static inline void pos_value_copy(struct value_out *vo, const struct udc_pos *p)
 {
 	if (!vo)
 		return;
-	if (!(p->e.type & POS_VALUE)) {
-		vo->len = 0;
-		return;
-	}
-	const unsigned char *v = (const unsigned char *)entry_tail(&p->e);
-	size_t len = (size_t)v[0] + 1;
-	/* Its range (1..256) hidden from gcc, which copied by rep movsq then
+	size_t len;
+	const unsigned char *v = pos_value(p, &len);
+	/* Its range (0..256) hidden from gcc, which copied by rep movsq then
 	 * (startup cycles a copy, 8 steps for 64 bytes), not glibc's memcpy. */
 	__asm__("" : "+r"(len));
-	value_copy_out(vo, v + 1, len);
+	value_copy_out(vo, v, len);   /* none: len 0, nothing copied */
 }
 
 /* ---- engine/dir.c: directory objects ---- */

@@ -9,13 +9,15 @@
 # Usage: scripts/throughput_ab.sh A/udc-stress B/udc-stress
 # Environment: RUNS (3), SECONDS_PER_RUN (3), ROWS ("workload:threads:baselines
 # [:args] ...", default the four targets' rows; baselines joined by '+', args
-# udc-stress options joined by ',', e.g. "hit:2:lfht+kernel+ck_hs:--names,65536").
+# udc-stress options joined by ',', e.g. "hit:2:lfht+kernel+ck_hs:--names,65536"),
+# IMPL (udcache: what A and B run, e.g. udcache-value).
 # About a minute a run on 2 cores with the default rows.
 set -euo pipefail
 
 A=$1 B=$2
 RUNS=${RUNS:-3}
 SECS=${SECONDS_PER_RUN:-3}
+IMPL=${IMPL:-udcache}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -26,7 +28,7 @@ for ((r = 1; r <= RUNS; r++)); do
 		IFS=, read -r -a extra <<<"${args:-}"
 		label="$wl@$threads${args:+ ${args//,/ }}"
 		for side in A B ${bases//+/ }; do
-			bin=$B impl=udcache
+			bin=$B impl=$IMPL
 			[ "$side" = A ] && bin=$A
 			[ "$side" != A ] && [ "$side" != B ] && impl=$side
 			"$bin" --csv --workload "$wl" --impl "$impl" --threads "$threads" \
@@ -40,7 +42,7 @@ print(sys.argv[1] + "\t" + sys.argv[2] + "\t" + row["ops_per_sec"])' "$label" "$
 	done
 done
 
-python3 - "$out" "$A" "$B" <<'EOF'
+python3 - "$out" "$A" "$B" "$IMPL" <<'EOF'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
@@ -49,7 +51,7 @@ for line in open(sys.argv[1]):
 def cell(v):
     return f"{statistics.median(v) / 1e3:,.0f} k ({min(v) / 1e3:,.0f}..{max(v) / 1e3:,.0f})"
 print(f"A = {sys.argv[2]}, B = {sys.argv[3]}; ops/s, medians of {len(next(iter(runs.values()))['A'])} runs (range)\n")
-print("| workload@threads | A udcache | B udcache | B / A | baseline (B's) | B / baseline |")
+print(f"| workload@threads | A {sys.argv[4]} | B {sys.argv[4]} | B / A | baseline (B's) | B / baseline |")
 print("|---|---:|---:|---:|---:|---:|")
 for row, s in runs.items():
     a, b = (statistics.median(s[k]) for k in ("A", "B"))
