@@ -2,23 +2,53 @@
 /*
  * engine/hash.h - the keyed name hash.
  *
- * Key = (directory ino, name).  The hash is SipHash-1-3 of the 8-byte
- * little-endian ino followed by the name's bytes, keyed with 128 random
- * bits per cache (or the embedder's udc_config.hash_key), so that clients
- * who choose names cannot build long hash chains.  The full 64-bit value is
- * what rculfhash compares before it calls the name match.
+ * Key = (directory ino, name).  The hash is a pseudorandom function of the
+ * message le64(ino) || name, keyed with 128 random bits per cache (or the
+ * embedder's udc_config.hash_key), so that clients who choose names cannot
+ * build long hash chains: without the key, which names collide cannot be
+ * predicted, and timing what collides teaches nothing about the key.  The
+ * full 64-bit value is what rculfhash compares before it calls the name
+ * match.  Two functions, chosen once per cache at udc_create (hash_key_init):
  *
- * Why SipHash-1-3: it is the keyed function that Python (since 3.11),
- * Rust's std HashMap and Linux's hsiphash (64-bit) use for hash tables.
- * Its security claim is the one a table needs: without the key, an
- * attacker cannot predict which names collide (SipHash's paper, Aumasson
- * and Bernstein 2012; the 1-3 variant keeps the full-state finalisation of
- * 2-4 and halves the compression rounds, a margin its authors call
- * sufficient for hash-flooding protection, and no practical key recovery
- * or collision attack is known against it).  It is not a MAC.
- * Written here, inline and specialised for (ino, name) so that a lookup
- * hashes the caller's bytes in place with no copy and no library call;
- * tests/engine/test_hash.c checks it against the reference vectors.
+ * NH then AES (x86-64 with AES-NI: every x86-64 server CPU since 2010).
+ *   The message, as 64-bit little-endian words w = ino, the name's tail
+ *   (its last len % 8 bytes) with the total length 8 + len in the top byte
+ *   (SipHash's padding), then the name's whole words and a zero word if
+ *   they are odd (so distinct (ino, name) give distinct word strings), is
+ *   compressed to 128 bits by NH,
+ *       NH(w) = sum over pairs i of (w[2i] + k[2i]) * (w[2i+1] + k[2i+1]),
+ *   words added mod 2^64, products and sum mod 2^128.  For two distinct
+ *   strings of as many pairs, Pr[NH(w) - NH(w') = d] <= 2^-64 for every d
+ *   (NH is 2^-w-almost-delta-universal on equal-length strings of w-bit
+ *   words: Black, Halevi, Krawczyk, Krovetz and Rogaway, "UMAC: Fast and
+ *   Secure Message Authentication", CRYPTO 1999; Krovetz, "Message
+ *   Authentication on 64-bit Architectures", SAC 2006, uses w = 64).  When
+ *   w' has more pairs, its last pair's key words appear nowhere else, so
+ *   the difference is d exactly when that pair's product (u * v, u and v
+ *   independent and uniform below 2^64, no wrap) equals one value c fixed
+ *   by the other keys: at most 2 * sqrt(c) <= 2^65 of the 2^128 (u, v) do,
+ *   so Pr <= 2^-63.  The 128 bits are then encrypted with AES-128 under a
+ *   second, independent key, and the hash is the ciphertext's low 64 bits.
+ *   A universal hash followed by a PRF (AES as a PRP, within the birthday
+ *   bound) is a PRF, to within q^2/2 * 2^-63 for q names (Boneh and Shoup,
+ *   "A Graduate Course in Applied Cryptography", chapter 7, the PRF(UHF)
+ *   composition); the adaptive attacker a table faces, who learns which
+ *   names collide, learns only of AES outputs, and so nothing of NH's key.
+ *   Cost for a 16-byte name: two multiplies and ten AES rounds, about 50
+ *   instructions (SipHash-1-3: 130).
+ *
+ * SipHash-1-3 (elsewhere: no AES-NI, other architectures).
+ *   The keyed function Python (since 3.11), Rust's std HashMap and Linux's
+ *   hsiphash (64-bit) use for hash tables (Aumasson and Bernstein 2012;
+ *   the 1-3 variant keeps 2-4's full finalisation and halves the
+ *   compression rounds, a margin its authors call sufficient against hash
+ *   flooding; no practical key recovery or collision attack is known).
+ *
+ * Neither is a MAC.  Both are written here, inline and specialised for
+ * (ino, name), so that a lookup hashes the caller's bytes in place with no
+ * copy and no library call.  tests/engine/test_hash.c checks SipHash
+ * against its reference vectors, AES against FIPS-197's, and NH against a
+ * plain computation of the padded sum, at every name length.
  */
 #ifndef UDC_ENGINE_HASH_H
 #define UDC_ENGINE_HASH_H
@@ -32,19 +62,43 @@
 #include "include/udcache.h"
 #include "common/load.h"
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#define HASH_NH_AES 1
+#else
+#define HASH_NH_AES 0
+#endif
+
 struct sip_state {
 	uint64_t v0, v1, v2, v3;
 };
 
-/* The key (k0, k1) as SipHash's initial state: k0 ^ "somepseu", k1 ^
- * "dorandom", k0 ^ "lygenera", k1 ^ "tedbytes", computed once. */
+/* NH's pairs for the longest message: (ino, the tail), then 31 whole
+ * name words, the last with zero. */
+#define NH_PAIRS (1 + (UDC_NAME_MAX / 8 + 1) / 2)
+
 struct hash_key {
+#if HASH_NH_AES
+	__m128i rk[11];                   /* AES-128's round keys (hash_key_init) */
+	uint64_t nh[2 * NH_PAIRS];        /* NH's key words */
+	bool aes;                         /* the CPU has AES-NI: NH then AES */
+#endif
+	/* SipHash's: the key (k0, k1) as its initial state, k0 ^ "somepseu",
+	 * k1 ^ "dorandom", k0 ^ "lygenera", k1 ^ "tedbytes", computed once */
 	struct sip_state init;
 };
 
+enum hash_kind { HASH_BEST, HASH_SIPHASH };
+
 /* Fill *k from cfg_key {k0, k1}, or from getrandom() when cfg_key is
- * {0,0}.  Return 0 or -errno. */
-int hash_key_init(struct hash_key *k, const uint64_t cfg_key[2]);
+ * {0,0}: NH then AES where the CPU has AES-NI, else SipHash-1-3
+ * (HASH_SIPHASH: SipHash always, for the tests).  Return 0 or -errno. */
+int hash_key_init_as(struct hash_key *k, const uint64_t cfg_key[2], enum hash_kind kind);
+
+static inline int hash_key_init(struct hash_key *k, const uint64_t cfg_key[2])
+{
+	return hash_key_init_as(k, cfg_key, HASH_BEST);
+}
 
 static inline uint64_t sip_rotl(uint64_t x, unsigned b)
 {
@@ -110,11 +164,9 @@ static inline bool name_eq(const char *a, const char *b, size_t len)
 	return load_le64(a + len - 8) == load_le64(b + len - 8);   /* may overlap */
 }
 
-/* The 64-bit keyed hash of (dir, name[0..len)): SipHash-1-3 of le64(dir) || name.
- * Always inline: a call's saves and restores are 2% of a hit, and gcc stops
- * inlining it into udc_lookup once a second caller in lookup.c has it. */
-static inline __attribute__((always_inline)) uint64_t hash_name(const struct hash_key *k, udc_ino dir, const char *name,
-				 size_t len)
+/* SipHash-1-3 of le64(dir) || name[0..len). */
+static inline __attribute__((always_inline)) uint64_t
+sip_hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
 {
 	struct sip_state s = sip_begin(k, dir);
 	uint64_t total = sizeof(dir) + len;
@@ -124,12 +176,72 @@ static inline __attribute__((always_inline)) uint64_t hash_name(const struct has
 	return sip_end(&s, load_tail(name, len) | total << 56);
 }
 
-/* The keyed hash of a directory ino alone (the directory table's key). */
+#if HASH_NH_AES
+/* AES-128's 11 round keys of the 16-byte key (engine/hash.c). */
+void aes128_schedule(__m128i rk[11], __m128i key);
+
+/* One pair of NH: (a + key[0]) * (b + key[1]), a 64x64 -> 128-bit product. */
+static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, const uint64_t *key)
+{
+	return (unsigned __int128)(a + key[0]) * (b + key[1]);
+}
+
+/* AES-128 of x under k->rk, low 64 bits.  The rounds are asm, so that the
+ * hit path needs no -maes (hash_key_init_as checks the CPU); the round
+ * keys are 16-byte aligned memory operands. */
+static inline uint64_t aes_low64(const struct hash_key *k, unsigned __int128 x)
+{
+	__m128i s = _mm_set_epi64x((long long)(uint64_t)(x >> 64), (long long)(uint64_t)x);
+
+	s = _mm_xor_si128(s, k->rk[0]);
+#pragma GCC unroll 9
+	for (int i = 1; i < 10; i++)
+		__asm__("aesenc %1, %0" : "+x"(s) : "m"(k->rk[i]));
+	__asm__("aesenclast %1, %0" : "+x"(s) : "m"(k->rk[10]));
+	return (uint64_t)_mm_cvtsi128_si64(s);
+}
+
+/* NH then AES of (dir, name[0..len)) (the header comment), the words in
+ * the order (ino, tail | length, the name's whole words...): the first
+ * pair known at once, the rest straight from the name. */
+static inline __attribute__((always_inline)) uint64_t
+nh_aes_hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
+{
+	const uint64_t *key = k->nh + 2;
+	size_t whole = len / 8;
+	unsigned __int128 sum = nh_pair(dir, load_tail(name + 8 * whole, len % 8) |
+					      (uint64_t)(sizeof(dir) + len) << 56, k->nh);
+
+	for (; len >= 16; len -= 16, name += 16, key += 2)
+		sum += nh_pair(load_le64(name), load_le64(name + 8), key);
+	if (len >= 8)   /* an odd word: it pairs with zero */
+		sum += nh_pair(load_le64(name), 0, key);
+	return aes_low64(k, sum);
+}
+#endif
+/* The SipHash-1-3 form, out of line where NH then AES is the usual one. */
+uint64_t hash_name_siphash(const struct hash_key *k, udc_ino dir, const char *name, size_t len);
+
+/* The 64-bit keyed hash of (dir, name[0..len)).  Always inline: a call's
+ * saves and restores are 2% of a hit, and gcc stops inlining it into
+ * udc_lookup once a second caller in lookup.c has it. */
+static inline __attribute__((always_inline)) uint64_t
+hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
+{
+#if HASH_NH_AES
+	if (__builtin_expect(k->aes, 1))
+		return nh_aes_hash_name(k, dir, name, len);
+	return hash_name_siphash(k, dir, name, len);
+#else
+	return sip_hash_name(k, dir, name, len);
+#endif
+}
+
+/* The keyed hash of a directory ino alone (the directory table's key): the
+ * hash of (ino, the empty name). */
 static inline uint64_t hash_ino(const struct hash_key *k, udc_ino ino)
 {
-	struct sip_state s = sip_begin(k, ino);
-
-	return sip_end(&s, (uint64_t)sizeof(ino) << 56);
+	return hash_name(k, ino, NULL, 0);
 }
 
 #endif

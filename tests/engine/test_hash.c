@@ -1,7 +1,10 @@
 /*
  * tests/engine/test_hash.c - the keyed name hash (engine/hash.h).
  *
- * hash_name() is SipHash-1-3 of le64(dir) || name, specialised so that it
+ * Both forms of hash_name(): NH then AES (where the CPU has AES-NI),
+ * checked piece by piece: AES-128 against FIPS-197's example, NH against
+ * a plain sum over the zero-padded pairs at every name length.  And
+ * SipHash-1-3 of le64(dir) || name (elsewhere), specialised so that it
  * never copies or over-reads the name.  With the reference key 00..0f,
  * dir = le64(00..07) and name = bytes 08..n-1, its message is the
  * reference message 00..n-1, so vectors 8..63 check every name length
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/hash.h"
@@ -33,12 +37,18 @@ static const uint32_t sip13_low32[64] = {
 
 static const uint64_t ref_words[2] = { 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull };
 static const udc_ino ref_dir = 0x0706050403020100ull;   /* the message's bytes 00..07 */
-static struct hash_key ref_key;
+static struct hash_key ref_key;   /* SipHash-1-3, the reference key */
+static struct hash_key best_key;  /* what udc_create would choose, the same key */
 
 static void ref_key_init(void)
 {
-	cr_assert_eq(hash_key_init(&ref_key, ref_words), 0);
+	cr_assert_eq(hash_key_init_as(&ref_key, ref_words, HASH_SIPHASH), 0);
+	cr_assert_eq(hash_key_init(&best_key, ref_words), 0);
 }
+
+/* The properties every form must have run on both keys. */
+static const struct hash_key *const both_keys[] = { &ref_key, &best_key };
+#define NR_KEYS (sizeof(both_keys) / sizeof(both_keys[0]))
 
 Test(hash, reference_vectors_every_name_length, .init = ref_key_init)
 {
@@ -65,25 +75,37 @@ Test(hash, full_width_and_every_input_bit, .init = ref_key_init)
 	struct sip_state e = ref_key.init;
 	cr_expect_eq(sip_end(&e, 0), 0xabac0158050fc4dcull, "SipHash-1-3 of the empty message");
 
-	char name[24] = "a-name-of-twenty-three";
-	uint64_t h = hash_name(&ref_key, 42, name, 23);
-	for (unsigned bit = 0; bit < 64; bit++) {
-		cr_expect_neq(hash_name(&ref_key, 42ull ^ (1ull << bit), name, 23), h, "dir bit %u", bit);
-		for (unsigned w = 0; w < 2; w++) {
-			uint64_t words[2] = { ref_words[0], ref_words[1] };
-			struct hash_key k;
-			words[w] ^= 1ull << bit;
-			cr_assert_eq(hash_key_init(&k, words), 0);
-			cr_expect_neq(hash_name(&k, 42, name, 23), h, "key word %u bit %u", w, bit);
+	for (unsigned kk = 0; kk < NR_KEYS; kk++) {
+		const struct hash_key *key = both_keys[kk];
+		char name[24] = "a-name-of-twenty-three";
+		uint64_t h = hash_name(key, 42, name, 23);
+		for (unsigned bit = 0; bit < 64; bit++) {
+			cr_expect_neq(hash_name(key, 42ull ^ (1ull << bit), name, 23), h, "key %u dir bit %u",
+				      kk, bit);
+			for (unsigned w = 0; w < 2; w++) {
+				uint64_t words[2] = { ref_words[0], ref_words[1] };
+				struct hash_key k;
+				words[w] ^= 1ull << bit;
+				cr_assert_eq(hash_key_init_as(&k, words, kk ? HASH_BEST : HASH_SIPHASH), 0);
+				cr_expect_neq(hash_name(&k, 42, name, 23), h, "key %u word %u bit %u", kk, w, bit);
+			}
 		}
+		uint64_t flipped = 0;
+		for (unsigned bit = 0; bit < 23 * 8; bit++) {
+			name[bit / 8] ^= (char)(1 << (bit % 8));
+			uint64_t g = hash_name(key, 42, name, 23);
+			cr_expect_neq(g, h, "key %u name bit %u", kk, bit);
+			flipped |= g ^ h;
+			name[bit / 8] ^= (char)(1 << (bit % 8));
+		}
+		cr_expect_eq(flipped, ~0ull, "key %u: output bits that never changed: %016llx", kk,
+			     (unsigned long long)~flipped);
+		/* A name is not its zero-padded extension (the length is hashed). */
+		cr_expect_neq(hash_name(key, 42, name, 22),
+			      hash_name(key, 42, "a-name-of-twenty-thre\0", 22 + 1), "key %u", kk);
+		/* The directory table's key is the empty name's. */
+		cr_expect_eq(hash_ino(key, 42), hash_name(key, 42, name, 0), "key %u", kk);
 	}
-	for (unsigned bit = 0; bit < 23 * 8; bit++) {
-		name[bit / 8] ^= (char)(1 << (bit % 8));
-		cr_expect_neq(hash_name(&ref_key, 42, name, 23), h, "name bit %u", bit);
-		name[bit / 8] ^= (char)(1 << (bit % 8));
-	}
-	/* A name is not its zero-padded extension (the length is hashed). */
-	cr_expect_neq(hash_name(&ref_key, 42, name, 22), hash_name(&ref_key, 42, "a-name-of-twenty-thre\0", 22 + 1));
 }
 
 /* The tail loads read only the name's bytes: a name that ends at a page
@@ -103,8 +125,71 @@ Test(hash, reads_only_the_name, .init = ref_key_init)
 			at[i] = (char)('a' + (i * 7 + len) % 26);
 		memcpy(copy + 3, at, len);   /* misaligned, with bytes after it */
 		memset(copy + 3 + len, 'x', sizeof(copy) - 3 - len);
-		cr_expect_eq(hash_name(&ref_key, 9, at, len), hash_name(&ref_key, 9, copy + 3, len),
-			     "length %zu", len);
+		for (unsigned kk = 0; kk < NR_KEYS; kk++)
+			cr_expect_eq(hash_name(both_keys[kk], 9, at, len),
+				     hash_name(both_keys[kk], 9, copy + 3, len), "key %u length %zu", kk, len);
 	}
 	munmap(map, 2 * (size_t)pg);
 }
+
+#if HASH_NH_AES
+/* AES-128 as the hash's last step computes it: FIPS-197's example
+ * (appendix C.1), key 00..0f, plaintext 00112233..ff, ciphertext
+ * 69c4e0d86a7b0430d8cdb78070b4c55a, whose first 8 bytes (little-endian)
+ * are aes_low64's answer. */
+Test(hash, aes_is_fips_197s)
+{
+	static const unsigned char key[16] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+					       0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f };
+	static const unsigned char plain[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+						 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+	static const unsigned char cipher[8] = { 0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30 };
+	struct hash_key k;
+	unsigned __int128 x;
+	uint64_t want;
+
+	aes128_schedule(k.rk, _mm_loadu_si128((const __m128i *)key));
+	memcpy(&x, plain, sizeof(x));
+	memcpy(&want, cipher, sizeof(want));
+	cr_expect_eq(aes_low64(&k, x), want, "AES-128: %016llx, want %016llx",
+		     (unsigned long long)aes_low64(&k, x), (unsigned long long)want);
+}
+
+/* NH then AES, from its definition: the message's words (ino, the tail
+ * with 8 + len in its top byte, the name's whole words, a zero word if
+ * that makes them odd), every pair's product summed; then AES.  At every name length, for random names under a random
+ * key, and under a key with every word set (the words' adds carry). */
+Test(hash, nh_then_aes_is_the_padded_sum, .init = ref_key_init)
+{
+	uint64_t seed = (uint64_t)time(NULL);
+	struct hash_key keys[2];
+	uint64_t cfg[2] = { 0x9e3779b97f4a7c15ull ^ seed, 0xbf58476d1ce4e5b9ull };
+
+	cr_log_info("seed %llu", (unsigned long long)seed);
+	if (!best_key.aes)
+		cr_skip_test("no AES-NI: udc_create uses SipHash-1-3 here");
+	cr_assert_eq(hash_key_init(&keys[0], cfg), 0);
+	keys[1] = keys[0];
+	memset(keys[1].nh, 0xff, sizeof(keys[1].nh));
+	for (unsigned kk = 0; kk < 2; kk++) {
+		const struct hash_key *k = &keys[kk];
+		for (size_t len = 0; len <= UDC_NAME_MAX; len++) {
+			char name[UDC_NAME_MAX];
+			uint64_t w[2 * NH_PAIRS] = { 0 };
+			udc_ino dir = seed * 0x2545f4914f6cdd1dull + len;
+
+			for (size_t i = 0; i < len; i++)
+				name[i] = (char)(1 + (seed >> (i % 57) ^ i * 131) % 255);
+			w[0] = dir;
+			memcpy(&w[1], name + len / 8 * 8, len % 8);   /* little-endian, this machine */
+			w[1] |= (uint64_t)(8 + len) << 56;
+			memcpy(&w[2], name, len / 8 * 8);
+			unsigned __int128 sum = 0;
+			for (unsigned i = 0; i < (2 + len / 8 + 1) / 2; i++)
+				sum += (unsigned __int128)(w[2 * i] + k->nh[2 * i]) * (w[2 * i + 1] + k->nh[2 * i + 1]);
+			cr_expect_eq(hash_name(k, dir, name, len), aes_low64(k, sum), "key %u length %zu",
+				     kk, len);
+		}
+	}
+}
+#endif
