@@ -3,7 +3,8 @@
  * engine/hash.c - the keyed name hash (see hash.h).
  *
  * Owns: nothing shared.  The key is written once in udc_create() before the
- * cache is published and only read afterwards.
+ * cache is published and only read afterwards.  hash_kind_default is the
+ * tests' (set before any cache is made).
  *
  * Locking: none.
  * Ordering: none (pure functions of their arguments).
@@ -21,6 +22,8 @@
 #include <cpuid.h>
 #include <wmmintrin.h>
 #endif
+
+enum hash_kind hash_kind_default = HASH_BEST;
 
 static void sip_key_set(struct hash_key *k, uint64_t k0, uint64_t k1)
 {

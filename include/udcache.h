@@ -151,7 +151,8 @@ struct udc_config {
 	udc_ino  root;                 /* where absolute paths start; required */
 	const struct udc_backend *backend;  /* NULL: resolve/walk use the cache only
 	                                * and report a miss as -EAGAIN */
-	uint64_t hash_key[2];          /* the name hash's key (SipHash-1-3); {0,0} =
+	uint64_t hash_key[2];          /* the name hash's key (NH then AES-128 with
+	                                * AES-NI, else SipHash-1-3); {0,0} =
 	                                * 128 random bits per cache.  A fixed key
 	                                * (reproducible runs) must stay secret:
 	                                * whoever knows it can choose names that

@@ -397,8 +397,8 @@ def comparisons():
           "`lfht`, bare rculfhash with no eviction; `ck_hs`, Concurrency Kit's hash set with a writer "
           "lock.  `lfht` and `ck_hs` are ceilings for lookups: they never reclaim.  The baselines "
           "hash names with a keyed multiply-fold hash (`bl_hash`, stress/baselines/common.c), "
-          "cheaper than udcache's SipHash-1-3 (about 56 instructions against 125 for a 16-byte "
-          "name) and not built to resist hash flooding.\n")
+          "and not built to resist hash flooding (udcache's, NH then AES-128, is a PRF: "
+          "engine/hash.h).\n")
     instructions()
     workload_table("Lookup hits, 64K names (`hit`)", "hit64k", ["--workload", "hit", "--names", "65536"],
                    "65,536 names (25% negatives) over 64 directories, uniform.")

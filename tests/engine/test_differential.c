@@ -37,6 +37,7 @@
 #include "common/model.h"
 #include "common/prng.h"
 #include "common/tcache.h"
+#include "engine/hash.h"
 
 #define NSLOTS 8
 #define NNAMES 64
@@ -646,4 +647,11 @@ Test(differential, default_flags, .timeout = 120)
 Test(differential, keep_unlinked, .timeout = 120)
 {
 	run_differential(true, "differential/keep_unlinked");
+}
+
+/* The same on the other hash (udc_create's where the CPU has no AES-NI). */
+Test(differential, siphash, .timeout = 120)
+{
+	hash_kind_default = HASH_SIPHASH;
+	run_differential(false, "differential/siphash");
 }
