@@ -245,7 +245,7 @@ hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
  * hash of (ino, the empty name). */
 static inline uint64_t hash_ino(const struct hash_key *k, udc_ino ino)
 {
-	return hash_name(k, ino, NULL, 0);
+	return hash_name(k, ino, "", 0);   /* no pointer arithmetic on NULL */
 }
 
 #endif
