@@ -62,8 +62,7 @@ __attribute__((target("aes"))) void aes128_schedule(__m128i rk[11], __m128i key)
 #undef STEP
 }
 
-/* AES-128 of one block under round keys rk. */
-__attribute__((target("aes"))) static __m128i aes128_block(const __m128i rk[11], __m128i b)
+__attribute__((target("aes"))) __m128i aes128_encrypt(const __m128i rk[11], __m128i b)
 {
 	b = _mm_xor_si128(b, rk[0]);
 	for (int i = 1; i < 10; i++)
@@ -86,9 +85,9 @@ static void nh_aes_key_set(struct hash_key *k, uint64_t k0, uint64_t k1)
 	__m128i master[11];
 
 	aes128_schedule(master, _mm_set_epi64x((long long)k1, (long long)k0));
-	aes128_schedule(k->rk, aes128_block(master, _mm_setzero_si128()));
+	aes128_schedule(k->rk, aes128_encrypt(master, _mm_setzero_si128()));
 	for (unsigned i = 0; i < NH_PAIRS; i++) {
-		__m128i b = aes128_block(master, _mm_set_epi64x(0, (long long)i + 1));
+		__m128i b = aes128_encrypt(master, _mm_set_epi64x(0, (long long)i + 1));
 		_mm_storeu_si128((__m128i *)&k->nh[2 * i], b);
 	}
 }

@@ -12,8 +12,8 @@
  *
  * NH then AES (x86-64 with AES-NI: every x86-64 server CPU since 2010).
  *   The message, as 64-bit little-endian words w = ino, the name's tail
- *   (its last len % 8 bytes) with the total length 8 + len in the top byte
- *   (SipHash's padding), then the name's whole words and a zero word if
+ *   (its last len % 8 bytes) with the total length 8 + len mod 256 in the
+ *   top byte (SipHash's padding; distinct for len 0..255), then the name's whole words and a zero word if
  *   they are odd (so distinct (ino, name) give distinct word strings), is
  *   compressed to 128 bits by NH,
  *       NH(w) = sum over pairs i of (w[2i] + k[2i]) * (w[2i+1] + k[2i+1]),
@@ -26,16 +26,21 @@
  *   w' has more pairs, its last pair's key words appear nowhere else, so
  *   the difference is d exactly when that pair's product (u * v, u and v
  *   independent and uniform below 2^64, no wrap) equals one value c fixed
- *   by the other keys: at most 2 * sqrt(c) <= 2^65 of the 2^128 (u, v) do,
- *   so Pr <= 2^-63.  The 128 bits are then encrypted with AES-128 under a
- *   second, independent key, and the hash is the ciphertext's low 64 bits.
- *   A universal hash followed by a PRF (AES as a PRP, within the birthday
- *   bound) is a PRF, to within q^2/2 * 2^-63 for q names (Boneh and Shoup,
- *   "A Graduate Course in Applied Cryptography", chapter 7, the PRF(UHF)
- *   composition); the adaptive attacker a table faces, who learns which
- *   names collide, learns only of AES outputs, and so nothing of NH's key.
- *   Cost for a 16-byte name: two multiplies and ten AES rounds, about 50
- *   instructions (SipHash-1-3: 130).
+ *   by the other keys: for c > 0 each u allows at most one v (Pr <=
+ *   2^-64), for c = 0 the 2^65 - 1 pairs with u or v zero (Pr < 2^-63).
+ *   The 128 bits are then encrypted with AES-128 under a second,
+ *   independent key, and the hash is the ciphertext's low 64 bits.  A
+ *   universal hash followed by a PRF (AES as a PRP, within the birthday
+ *   bound) is a PRF (Boneh and Shoup, "A Graduate Course in Applied
+ *   Cryptography", chapter 7, the PRF(UHF) composition): an adaptive
+ *   attacker, who learns which names collide, tells the hash from a random
+ *   function with advantage at most q^2/2 * 2^-63 plus AES's, q being the
+ *   distinct names ever hashed (lookups too): a 64-bit birthday bound,
+ *   about 2^32 names, where SipHash's is its 128-bit key.  Past it the
+ *   attacker may hold a pair of names whose hashes collide in all 64 bits:
+ *   a chain of two.  Cost for a 16-byte name: two multiplies and ten AES
+ *   rounds, about 60 instructions with the moves to and from xmm
+ *   (SipHash-1-3: 138).
  *
  * SipHash-1-3 (elsewhere: no AES-NI, other architectures).
  *   The keyed function Python (since 3.11), Rust's std HashMap and Linux's
@@ -60,6 +65,7 @@
 #include <string.h>
 
 #include "include/udcache.h"
+#include "common/debug.h"
 #include "common/load.h"
 
 #if defined(__x86_64__)
@@ -79,9 +85,10 @@ struct sip_state {
 
 struct hash_key {
 #if HASH_NH_AES
+	bool aes;                         /* the CPU has AES-NI: NH then AES (first: it
+	                                   * shares the cache struct's first line) */
 	__m128i rk[11];                   /* AES-128's round keys (hash_key_init) */
-	uint64_t nh[2 * NH_PAIRS];        /* NH's key words */
-	bool aes;                         /* the CPU has AES-NI: NH then AES */
+	uint64_t nh[2 * NH_PAIRS];        /* NH's key words, for names of up to UDC_NAME_MAX */
 #endif
 	/* SipHash's: the key (k0, k1) as its initial state, k0 ^ "somepseu",
 	 * k1 ^ "dorandom", k0 ^ "lygenera", k1 ^ "tedbytes", computed once */
@@ -181,8 +188,10 @@ sip_hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t le
 }
 
 #if HASH_NH_AES
-/* AES-128's 11 round keys of the 16-byte key (engine/hash.c). */
+/* AES-128's 11 round keys of the 16-byte key, and AES-128 of one block
+ * under them (engine/hash.c: set-up and tests, not the hit path). */
 void aes128_schedule(__m128i rk[11], __m128i key);
+__m128i aes128_encrypt(const __m128i rk[11], __m128i b);
 
 /* One pair of NH: (a + key[0]) * (b + key[1]), a 64x64 -> 128-bit product. */
 static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, const uint64_t *key)
@@ -191,8 +200,10 @@ static inline unsigned __int128 nh_pair(uint64_t a, uint64_t b, const uint64_t *
 }
 
 /* AES-128 of x under k->rk, low 64 bits.  The rounds are asm, so that the
- * hit path needs no -maes (hash_key_init_as checks the CPU); the round
- * keys are 16-byte aligned memory operands. */
+ * hit path needs no -maes (hash_key_init_as checks the CPU); volatile, so
+ * that gcc never moves one above the k->aes test (an AES instruction on a
+ * CPU without AES-NI is SIGILL); the round keys are 16-byte aligned
+ * memory operands. */
 static inline uint64_t aes_low64(const struct hash_key *k, unsigned __int128 x)
 {
 	__m128i s = _mm_set_epi64x((long long)(uint64_t)(x >> 64), (long long)(uint64_t)x);
@@ -200,19 +211,23 @@ static inline uint64_t aes_low64(const struct hash_key *k, unsigned __int128 x)
 	s = _mm_xor_si128(s, k->rk[0]);
 #pragma GCC unroll 9
 	for (int i = 1; i < 10; i++)
-		__asm__("aesenc %1, %0" : "+x"(s) : "m"(k->rk[i]));
-	__asm__("aesenclast %1, %0" : "+x"(s) : "m"(k->rk[10]));
+		__asm__ volatile("aesenc %1, %0" : "+x"(s) : "m"(k->rk[i]));
+	__asm__ volatile("aesenclast %1, %0" : "+x"(s) : "m"(k->rk[10]));
 	return (uint64_t)_mm_cvtsi128_si64(s);
 }
 
 /* NH then AES of (dir, name[0..len)) (the header comment), the words in
  * the order (ino, tail | length, the name's whole words...): the first
- * pair known at once, the rest straight from the name. */
+ * pair known at once, the rest straight from the name.  len <= UDC_NAME_MAX
+ * (k->nh has the key words for no more): every caller's name is checked,
+ * stored or built within it. */
 static inline __attribute__((always_inline)) uint64_t
 nh_aes_hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
 {
 	const uint64_t *key = k->nh + 2;
 	size_t whole = len / 8;
+
+	udc_assert(len <= UDC_NAME_MAX);
 	unsigned __int128 sum = nh_pair(dir, load_tail(name + 8 * whole, len % 8) |
 					      (uint64_t)(sizeof(dir) + len) << 56, k->nh);
 

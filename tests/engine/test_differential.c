@@ -37,7 +37,7 @@
 #include "common/model.h"
 #include "common/prng.h"
 #include "common/tcache.h"
-#include "engine/hash.h"
+#include "engine/internal.h"
 
 #define NSLOTS 8
 #define NNAMES 64
@@ -653,5 +653,13 @@ Test(differential, keep_unlinked, .timeout = 120)
 Test(differential, siphash, .timeout = 120)
 {
 	hash_kind_default = HASH_SIPHASH;
+#if HASH_NH_AES
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	cfg.root = TC_ROOT;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+	cr_assert(!c->key.aes, "udc_create did not take hash_kind_default");
+	udc_destroy(c);
+#endif
 	run_differential(false, "differential/siphash");
 }

@@ -133,6 +133,43 @@ Test(hash, reads_only_the_name, .init = ref_key_init)
 }
 
 #if HASH_NH_AES
+/* Does this CPU have AES-NI, as the kernel reports it (not hash.c's cpuid)? */
+static bool cpuinfo_has_aes(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	bool aes = false;
+
+	cr_assert_not_null(f);
+	while (!aes && fgets(line, sizeof(line), f))
+		if (strncmp(line, "flags", 5) == 0)
+			aes = strstr(line, " aes ") || strstr(line, " aes\n");
+	fclose(f);
+	return aes;
+}
+
+static bool best_key_has_aes(void)
+{
+	struct hash_key k;
+
+	cr_assert_eq(hash_key_init(&k, ref_words), 0);
+	return k.aes;
+}
+
+/* udc_create's key is NH then AES exactly where the CPU has AES-NI, and
+ * SipHash-1-3 when the tests ask (hash_kind_default). */
+Test(hash, the_cpu_decides_the_form)
+{
+	struct hash_key k;
+
+	cr_expect_eq(best_key_has_aes(), cpuinfo_has_aes(), "AES-NI in /proc/cpuinfo: %d",
+		     cpuinfo_has_aes());
+	hash_kind_default = HASH_SIPHASH;
+	cr_assert_eq(hash_key_init(&k, ref_words), 0);
+	cr_expect(!k.aes, "hash_kind_default ignored");
+	hash_kind_default = HASH_BEST;
+}
+
 /* AES-128 as the hash's last step computes it: FIPS-197's example
  * (appendix C.1), key 00..0f, plaintext 00112233..ff, ciphertext
  * 69c4e0d86a7b0430d8cdb78070b4c55a, whose first 8 bytes (little-endian)
@@ -143,23 +180,81 @@ Test(hash, aes_is_fips_197s)
 					       0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f };
 	static const unsigned char plain[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
 						 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
-	static const unsigned char cipher[8] = { 0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30 };
+	static const unsigned char cipher[16] = { 0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
+						  0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a };
 	struct hash_key k;
 	unsigned __int128 x;
 	uint64_t want;
+	unsigned char got[16];
 
+	if (!best_key_has_aes())
+		cr_skip_test("no AES-NI");
 	aes128_schedule(k.rk, _mm_loadu_si128((const __m128i *)key));
 	memcpy(&x, plain, sizeof(x));
 	memcpy(&want, cipher, sizeof(want));
 	cr_expect_eq(aes_low64(&k, x), want, "AES-128: %016llx, want %016llx",
 		     (unsigned long long)aes_low64(&k, x), (unsigned long long)want);
+	/* the set-up's AES, all 16 bytes */
+	_mm_storeu_si128((__m128i *)got, aes128_encrypt(k.rk, _mm_loadu_si128((const __m128i *)plain)));
+	cr_expect_eq(memcmp(got, cipher, sizeof(got)), 0, "aes128_encrypt differs from FIPS-197");
+}
+
+/* The keys are what the header says: under the master key (k0, k1), AES
+ * of the counter block 0 is the AES key, and of blocks 1..NH_PAIRS NH's
+ * key words, two a block.  So every NH word is its own (none repeats, and
+ * none is the AES key's), which is what keeps names whose 16-byte blocks
+ * are swapped apart: a derivation that gave every pair the same words
+ * made such names collide under every key. */
+Test(hash, keys_are_aes_of_a_counter_under_the_key)
+{
+	uint64_t seed = test_seed("hash/keys_are_aes_of_a_counter_under_the_key");   /* printed */
+	struct prng rng;
+	uint64_t cfg[2];
+	struct hash_key k;
+	__m128i master[11], rk[11];
+
+	if (!best_key_has_aes())
+		cr_skip_test("no AES-NI");
+	prng_init(&rng, seed);
+	cfg[0] = prng_next(&rng) | 1;
+	cfg[1] = prng_next(&rng);
+	cr_assert_eq(hash_key_init(&k, cfg), 0);
+	cr_assert(k.aes);
+	aes128_schedule(master, _mm_set_epi64x((long long)cfg[1], (long long)cfg[0]));
+	aes128_schedule(rk, aes128_encrypt(master, _mm_setzero_si128()));
+	cr_expect_eq(memcmp(rk, k.rk, sizeof(rk)), 0, "the AES key is not AES(0) under the key");
+	for (unsigned i = 0; i < NH_PAIRS; i++) {
+		uint64_t want[2];
+		_mm_storeu_si128((__m128i *)want,
+				 aes128_encrypt(master, _mm_set_epi64x(0, (long long)i + 1)));
+		cr_expect(want[0] == k.nh[2 * i] && want[1] == k.nh[2 * i + 1],
+			  "NH's pair %u is not AES(%u) under the key", i, i + 1);
+	}
+	uint64_t aes_key[2];
+	_mm_storeu_si128((__m128i *)aes_key, k.rk[0]);
+	for (unsigned i = 0; i < 2 * NH_PAIRS; i++) {
+		cr_expect(k.nh[i] != aes_key[0] && k.nh[i] != aes_key[1], "NH word %u is the AES key's", i);
+		for (unsigned j = 0; j < i; j++)
+			cr_expect_neq(k.nh[i], k.nh[j], "NH words %u and %u repeat", j, i);
+	}
+	/* what a repeated pair key lets through: swapped 16-byte blocks */
+	char a[32], b[32];
+	for (unsigned trial = 0; trial < 1000; trial++) {
+		for (unsigned i = 0; i < 32; i++)
+			a[i] = (char)(1 + prng_below(&rng, 255));
+		memcpy(b, a + 16, 16);
+		memcpy(b + 16, a, 16);
+		if (memcmp(a, b, 32) == 0)
+			continue;
+		cr_expect_neq(hash_name(&k, 7, a, 32), hash_name(&k, 7, b, 32), "trial %u", trial);
+	}
 }
 
 /* NH then AES, from its definition: the message's words (ino, the tail
  * with 8 + len in its top byte, the name's whole words, a zero word if
  * that makes them odd), every pair's product summed; then AES.  At every
  * name length, for random names under a random key, and under a key with
- * every word set (the words' adds carry). */
+ * every word set (the adds of non-zero words carry). */
 Test(hash, nh_then_aes_is_its_definition, .init = ref_key_init)
 {
 	uint64_t seed = test_seed("hash/nh_then_aes_is_its_definition");   /* printed */
@@ -169,7 +264,7 @@ Test(hash, nh_then_aes_is_its_definition, .init = ref_key_init)
 	prng_init(&rng, seed);
 	uint64_t cfg[2] = { prng_next(&rng) | 1, prng_next(&rng) };
 
-	if (!best_key.aes)
+	if (!best_key_has_aes())
 		cr_skip_test("no AES-NI: udc_create uses SipHash-1-3 here");
 	cr_assert_eq(hash_key_init(&keys[0], cfg), 0);
 	keys[1] = keys[0];
