@@ -321,25 +321,6 @@ static bool name_known_locked(struct udc_cache *c, uint64_t hash, const struct n
 	return known;
 }
 
-/* Is k known not to exist (a current negative, or a miss in a complete
- * directory d), with the stripe locked? */
-static bool name_absent_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-			       struct udc_dir *d)
-{
-	lock_assert_held(&stripe_of(c, hash)->lock);
-	bool absent;
-
-	rcu_read_lock();
-	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (e && entry_answers(c, e))
-		absent = e->kind == ENT_NEGATIVE;
-	else   /* an expired answer: not known (nor by completeness) */
-		absent = !(e && entry_current(e)) && dir_complete_rcu(d) &&
-			 !dir_complete_expired(c, d);
-	rcu_read_unlock();
-	return absent;
-}
-
 /* One name being changed: its key, hash, stripe and directory (pinned
  * from name_op_init to name_op_done). */
 struct name_op {
@@ -856,6 +837,30 @@ static void rename_dotdot_locked(struct udc_cache *c, struct rename_op *ro, bool
 	}
 }
 
+/* What op's name is, with its stripe locked, from one lookup: its positive
+ * answer in *pos (ino UDC_INO_NONE: none), and whether it is known not to
+ * exist (a current negative, or a miss in a complete directory; returned).
+ * A rename's target: it was two lookups, the second only for the absent
+ * names a rename mostly goes to (BENCHMARKS.md, issue 16, stop 32). */
+static bool name_answer_locked(struct udc_cache *c, const struct name_op *op, struct udc_attr *pos)
+{
+	lock_assert_held(&op->s->lock);
+	bool absent = false;
+
+	rcu_read_lock();
+	struct udc_entry *e = entry_find_rcu(c, op->hash, &op->k);
+	if (!entry_attr_rcu(c, e, pos, NULL, NULL)) {
+		pos->ino = UDC_INO_NONE;
+		if (e && entry_answers(c, e))
+			absent = e->kind == ENT_NEGATIVE;
+		else   /* an expired answer: not known (nor by completeness) */
+			absent = !(e && entry_current(e)) && dir_complete_rcu(op->d) &&
+				 !dir_complete_expired(c, op->d);
+	}
+	rcu_read_unlock();
+	return absent;
+}
+
 /* The rename itself: both stripes (and rename_lock) held. */
 static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 {
@@ -879,11 +884,7 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 		     (ro->moved == UDC_INO_NONE || ro->moved == was.ino) &&
 		     now.len == ro->value.len && memcmp(now_buf, ro->buf, now.len) == 0 &&
 		     now_deadline == ro->deadline;
-	bool target_absent = false;
-	if (!cached_attr_locked(c, n->hash, &n->k, &target, NULL, NULL)) {
-		target.ino = UDC_INO_NONE;
-		target_absent = name_absent_locked(c, n->hash, &n->k, n->d);
-	}
+	bool target_absent = name_answer_locked(c, n, &target);
 	op_unlink_locked(c, &ro->old);
 	if (!known)   /* the cached directory is not what moved: it left odir anyway */
 		unlinked_dir_leaves(c, &ro->old);
