@@ -263,17 +263,18 @@ static bool entry_attr_rcu(struct udc_cache *c, struct udc_entry *e, struct udc_
 /*
  * Drop k's entry, with its stripe locked: the bytes it held (0: none).
  * @was (may be NULL): the positive answer it gave, ino UDC_INO_NONE if it
- * gave none (one lookup where an unlink made two: BENCHMARKS.md, issue 16).
+ * gave none (one lookup where an unlink made two: BENCHMARKS.md, issue 16),
+ * and its value and deadline (@vo, @deadline: may be NULL; entry_attr_rcu).
  */
 static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-				struct udc_attr *was)
+				struct udc_attr *was, struct value_out *vo, uint32_t *deadline)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	size_t size = 0;
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (was && !entry_attr_rcu(c, e, was, NULL, NULL))
+	if (was && !entry_attr_rcu(c, e, was, vo, deadline))
 		was->ino = UDC_INO_NONE;
 	if (e && cds_lfht_del(c->names, &e->node) == 0)
 		size = entry_footprint(e);
@@ -287,7 +288,7 @@ static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct
 
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
 {
-	return entry_take_locked(c, hash, k, NULL);
+	return entry_take_locked(c, hash, k, NULL, NULL, NULL);
 }
 
 /* The positive answer cached for k (its value too, @vo may be NULL; and
@@ -589,6 +590,8 @@ struct unlink_op {
 	struct name_op op;
 	struct udc_entry *neg;
 	struct udc_attr was;   /* ino UDC_INO_NONE if none was cached */
+	struct value_out *value;  /* where its value goes (NULL: nowhere; a rename's) */
+	uint32_t *deadline;       /* and its deadline, likewise */
 };
 
 /*
@@ -606,6 +609,8 @@ static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir,
 	int r = name_op_init_as(&u->op, c, dir, name, len, keep || !lenient);
 
 	u->neg = NULL;
+	u->value = NULL;
+	u->deadline = NULL;
 	if (r == -ENOMEM && lenient)
 		r = name_op_init_as(&u->op, c, dir, name, len, false);
 	if (r || !keep || !u->op.d)
@@ -619,7 +624,8 @@ static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir,
 
 /*
  * Drop u's name (or leave its negative), with u->op.s locked.  u->was is
- * the dropped positive's attr.
+ * the dropped positive's attr, and u->value and u->deadline (if set) its
+ * value and deadline, from the lookup that drops it.
  */
 static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 {
@@ -628,10 +634,10 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 	lock_assert_held(&op->s->lock);
 	inflight_mark_stale_locked(c, op->s, op->hash, &op->k);
 	if (!u->neg) {
-		entry_take_locked(c, op->hash, &op->k, &u->was);
+		entry_take_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline);
 		return;
 	}
-	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, NULL, NULL))
+	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline))
 		u->was.ino = UDC_INO_NONE;
 	op_publish_locked(c, op, u->neg);
 }
@@ -864,8 +870,8 @@ static bool name_answer_locked(struct udc_cache *c, const struct name_op *op, st
 /* The rename itself: both stripes (and rename_lock) held. */
 static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 {
-	struct name_op *o = &ro->old.op, *n = &ro->n;
-	struct udc_attr was, target;
+	struct name_op *n = &ro->n;
+	struct udc_attr target;
 
 	lock_assert_held(&c->rename_lock);
 	/*
@@ -876,32 +882,37 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	uint32_t ngen = dir_gen(n->d);
 	unsigned char now_buf[UDC_VALUE_MAX];
 	struct value_out now = { .buf = now_buf, .room = sizeof(now_buf) };
-	uint32_t now_deadline;
-	/* The old name's value and deadline must be the ones copied into pos
-	 * before the locks (a udc_add_value of it in between): else it is
-	 * not known. */
-	bool known = cached_attr_locked(c, o->hash, &o->k, &was, &now, &now_deadline) &&
-		     (ro->moved == UDC_INO_NONE || ro->moved == was.ino) &&
+	uint32_t now_deadline = 0;
+	/* The old name goes first: its answer, value and deadline come from
+	 * the lookup that unlinks it (the new name is another key: its
+	 * answer below is the same either side of the unlink).  The value
+	 * and deadline must be the ones copied into pos before the locks (a
+	 * udc_add_value of it in between): else it is not known. */
+	ro->old.value = &now;
+	ro->old.deadline = &now_deadline;
+	op_unlink_locked(c, &ro->old);
+	const struct udc_attr *was = &ro->old.was;
+	bool known = was->ino != UDC_INO_NONE &&
+		     (ro->moved == UDC_INO_NONE || ro->moved == was->ino) &&
 		     now.len == ro->value.len && memcmp(now_buf, ro->buf, now.len) == 0 &&
 		     now_deadline == ro->deadline;
 	bool target_absent = name_answer_locked(c, n, &target);
-	op_unlink_locked(c, &ro->old);
 	if (!known)   /* the cached directory is not what moved: it left odir anyway */
 		unlinked_dir_leaves(c, &ro->old);
 	inflight_mark_stale_locked(c, n->s, n->hash, &n->k);
 	if (known) {
-		pos_attr_set(entry_pos(ro->pos), &was);
+		pos_attr_set(entry_pos(ro->pos), was);
 		ro->pos->gen = ngen;
 		entry_publish_locked(c, ro->pos, n->hash, &n->k);
 		ro->pos = NULL;
-		if (was.type == UDC_TYPE_DIR && !ro->moved_dir)
-			ro->moved_dir = dir_find(c, was.ino);
+		if (was->type == UDC_TYPE_DIR && !ro->moved_dir)
+			ro->moved_dir = dir_find(c, was->ino);
 	} else {
 		/* The new name exists but its attr is unknown: no longer complete. */
 		dir_drop_note(n->d);
 		entry_drop_locked(c, n->hash, &n->k);
 	}
-	rename_dotdot_locked(c, ro, known, &was, &target, target_absent);
+	rename_dotdot_locked(c, ro, known, was, &target, target_absent);
 }
 
 /* Check the arguments and allocate all that the rename may need before
