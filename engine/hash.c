@@ -35,12 +35,12 @@ static void sip_key_set(struct hash_key *k, uint64_t k0, uint64_t k1)
 	};
 }
 
+#if HASH_NH_AES
 uint64_t hash_name_siphash(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
 {
 	return sip_hash_name(k, dir, name, len);
 }
 
-#if HASH_NH_AES
 /* One step of AES-128's key schedule: the previous round key and
  * AESKEYGENASSIST's output for it. */
 __attribute__((target("aes"))) static __m128i aes_schedule_step(__m128i key, __m128i assist)

@@ -13,9 +13,9 @@
  * NH then AES (x86-64 with AES-NI: every x86-64 server CPU since 2010).
  *   The message, as 64-bit little-endian words w = ino, the name's tail
  *   (its last len % 8 bytes) with the total length 8 + len mod 256 in the
- *   top byte (SipHash's padding; distinct for len 0..255), then the name's whole words and a zero word if
- *   they are odd (so distinct (ino, name) give distinct word strings), is
- *   compressed to 128 bits by NH,
+ *   top byte (SipHash's padding; distinct for len 0..255), then the
+ *   name's whole words and a zero word if they are odd (so distinct (ino,
+ *   name) give distinct word strings), is compressed to 128 bits by NH,
  *       NH(w) = sum over pairs i of (w[2i] + k[2i]) * (w[2i+1] + k[2i+1]),
  *   words added mod 2^64, products and sum mod 2^128.  For two distinct
  *   strings of as many pairs, Pr[NH(w) - NH(w') = d] <= 2^-64 for every d
@@ -52,8 +52,9 @@
  * Neither is a MAC.  Both are written here, inline and specialised for
  * (ino, name), so that a lookup hashes the caller's bytes in place with no
  * copy and no library call.  tests/engine/test_hash.c checks SipHash
- * against its reference vectors, AES against FIPS-197's, and NH against a
- * plain computation of the padded sum, at every name length.
+ * against its reference vectors, AES against FIPS-197's, the keys against
+ * AES of a counter under the key, and NH against its definition at every
+ * name length.
  */
 #ifndef UDC_ENGINE_HASH_H
 #define UDC_ENGINE_HASH_H
@@ -237,9 +238,10 @@ nh_aes_hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t
 		sum += nh_pair(load_le64(name), 0, key);
 	return aes_low64(k, sum);
 }
-#endif
+
 /* The SipHash-1-3 form, out of line where NH then AES is the usual one. */
 uint64_t hash_name_siphash(const struct hash_key *k, udc_ino dir, const char *name, size_t len);
+#endif
 
 /* The 64-bit keyed hash of (dir, name[0..len)).  Always inline: a call's
  * saves and restores are 2% of a hit, and gcc stops inlining it into

@@ -247,12 +247,19 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 }
 
 /* The positive answer @e (may be NULL) gives, under rcu_read_lock (its
- * value too, @vo may be NULL; and its deadline, @deadline may be NULL). */
+ * value too, @vo may be NULL; and its deadline, @deadline may be NULL).
+ * None (false): out->ino UDC_INO_NONE, no value, no deadline. */
 static bool entry_attr_rcu(struct udc_cache *c, struct udc_entry *e, struct udc_attr *out,
 			   struct value_out *vo, uint32_t *deadline)
 {
-	if (!e || e->kind != ENT_POSITIVE || !entry_answers(c, e))
+	if (!e || e->kind != ENT_POSITIVE || !entry_answers(c, e)) {
+		out->ino = UDC_INO_NONE;
+		if (vo)
+			vo->len = 0;
+		if (deadline)
+			*deadline = 0;
 		return false;
+	}
 	pos_attr_copy(out, entry_pos(e));
 	pos_value_copy(vo, entry_pos(e));
 	if (deadline)
@@ -274,8 +281,8 @@ static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct
 
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (was && !entry_attr_rcu(c, e, was, vo, deadline))
-		was->ino = UDC_INO_NONE;
+	if (was)
+		entry_attr_rcu(c, e, was, vo, deadline);
 	if (e && cds_lfht_del(c->names, &e->node) == 0)
 		size = entry_footprint(e);
 	else
@@ -637,8 +644,7 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 		entry_take_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline);
 		return;
 	}
-	if (!cached_attr_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline))
-		u->was.ino = UDC_INO_NONE;
+	cached_attr_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline);
 	op_publish_locked(c, op, u->neg);
 }
 
@@ -856,7 +862,6 @@ static bool name_answer_locked(struct udc_cache *c, const struct name_op *op, st
 	rcu_read_lock();
 	struct udc_entry *e = entry_find_rcu(c, op->hash, &op->k);
 	if (!entry_attr_rcu(c, e, pos, NULL, NULL)) {
-		pos->ino = UDC_INO_NONE;
 		if (e && entry_answers(c, e))
 			absent = e->kind == ENT_NEGATIVE;
 		else   /* an expired answer: not known (nor by completeness) */
@@ -882,7 +887,7 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	uint32_t ngen = dir_gen(n->d);
 	unsigned char now_buf[UDC_VALUE_MAX];
 	struct value_out now = { .buf = now_buf, .room = sizeof(now_buf) };
-	uint32_t now_deadline = 0;
+	uint32_t now_deadline;
 	/* The old name goes first: its answer, value and deadline come from
 	 * the lookup that unlinks it (the new name is another key: its
 	 * answer below is the same either side of the unlink).  The value
@@ -946,10 +951,7 @@ static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odi
 	ro->value = (struct value_out){ .buf = ro->buf, .room = sizeof(ro->buf) };
 	struct udc_attr peek;
 	rcu_read_lock();
-	if (!cached_attr_rcu(c, ro->old.op.hash, &ro->old.op.k, &peek, &ro->value, &ro->deadline)) {
-		ro->value.len = 0;
-		ro->deadline = 0;
-	}
+	cached_attr_rcu(c, ro->old.op.hash, &ro->old.op.k, &peek, &ro->value, &ro->deadline);
 	rcu_read_unlock();
 	const struct entry_extra x = {
 		.value = ro->buf, .vlen = ro->value.len, .deadline = ro->deadline,
@@ -1010,10 +1012,7 @@ static void xchg_peek(struct udc_cache *c, struct xchg_side *s)
 
 	s->value = (struct value_out){ .buf = s->buf, .room = sizeof(s->buf) };
 	rcu_read_lock();
-	if (!cached_attr_rcu(c, s->op.hash, &s->op.k, &a, &s->value, &s->deadline)) {
-		s->value.len = 0;
-		s->deadline = 0;
-	}
+	cached_attr_rcu(c, s->op.hash, &s->op.k, &a, &s->value, &s->deadline);
 	rcu_read_unlock();
 }
 

@@ -216,7 +216,8 @@ UDC_API const char *udc_version(void);
  * spare pages stay within 1/32 of it (64 KiB pages at 64 MiB on 2 CPUs,
  * 4 KiB pages on a single slot at 2 MiB; the classes of positives with
  * values come on top, where values are used: 1.6 times the open pages);
- * udc_set_memory_limit() keeps them.  Freed pages go back to the OS at once (resident_bytes).
+ * udc_set_memory_limit() keeps them.  Freed pages go back to the OS at
+ * once (resident_bytes).
  *
  * Context: any thread; may allocate and start threads.
  * Return: the cache, or NULL with errno set: EINVAL for a bad config, ENOMEM
