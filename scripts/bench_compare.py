@@ -287,7 +287,8 @@ def callgrind_hit(impl, ratio):
     """Instructions a hit, counted by callgrind: 64K names, uniform, one thread."""
     out = f"{DATA}/callgrind.{impl}.{ratio}.out"
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-           f"--toggle-collect={LOOKUP_FN[impl]}", BIN, "--workload", "hit", "--impl", impl,
+           f"--toggle-collect={LOOKUP_FN[impl]}",
+           f"--toggle-collect={LOOKUP_FN[impl]}.lto_priv.*", BIN,   # LTO's name for a static fn "--workload", "hit", "--impl", impl,
            "--threads", "1", "--count", str(HIT_COUNT), "--names", "65536",
            "--negative-ratio", str(ratio), "--no-reclaim-thread"]
     res = subprocess.run(cmd, check=False, capture_output=True, text=True)

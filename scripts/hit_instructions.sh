@@ -29,7 +29,9 @@ trap 'rm -rf "$out"' EXIT
 per_hit() {
 	local fn=$1
 	shift
-	valgrind --tool=callgrind --callgrind-out-file="$out/cg" --toggle-collect="$fn" "$@" \
+	# An LTO build names udc-stress's static functions fn.lto_priv.N.
+	valgrind --tool=callgrind --callgrind-out-file="$out/cg" --toggle-collect="$fn" \
+		--toggle-collect="$fn.lto_priv.*" "$@" \
 		>"$out/log" 2>&1 || { cat "$out/log" >&2; exit 1; }
 	awk -v n="$count" '/Collected :/ { printf "%.1f", $NF / n }' "$out/log"
 }

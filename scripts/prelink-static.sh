@@ -29,6 +29,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 api=(mallocx sdallocx dallocx nallocx mallctl rallocx xallocx sallocx mallctlnametomib mallctlbymib)
 "$LD" -r -o "$tmp/udc.o" "$@"
+# Objects built for LTO (CMakeLists.txt, UDC_LTO) are fat: their plain code
+# is kept, their GIMPLE goes (an embedder's -flto would read it, with the
+# symbols step 3 localises still global in it).
+"$OBJCOPY" --wildcard --remove-section='.gnu.lto_*' --remove-section='.gnu.debuglto_*' \
+	--strip-symbol=__gnu_lto_v1 --strip-symbol=__gnu_lto_slim "$tmp/udc.o"
 if [ "$jemalloc" = - ]; then
 	cp "$tmp/udc.o" "$tmp/all.o"
 else
