@@ -118,7 +118,8 @@ struct slab_page {
 	/* --- remote frees --- */
 	_Atomic uint32_t remote;  /* head of the remote list */
 	_Atomic int32_t remote_n; /* pushes counted after they land */
-	_Atomic int32_t rcu_n;	  /* handed to slab_free_rcu, free not landed yet */
+	_Atomic int32_t rcu_n;	  /* handed to slab_free_rcu, free not landed yet
+				   * (but a slot's batch's last run: batch_put) */
 	char pad2_[52];
 
 	/* --- under cls->lock --- */
@@ -159,6 +160,9 @@ struct slab_batch {
 	struct slab_batch *held_next; /* on the thread's held chain (slab_hold_begin) */
 	struct slab *slab;
 	unsigned n;
+	unsigned counted;             /* obj[0..counted) are in their pages' rcu_n; the
+				       * rest, one page's run in a slot's batch, not
+				       * yet (slab.c, batch_put) */
 	size_t queued;                /* bytes counted in slab.queued_bytes (batch_queue) */
 	void *obj[SLAB_BATCH];
 };

@@ -435,6 +435,18 @@ bool slab_landing(struct slab *s)
 }
 
 /* Take slot @sc's batch if it holds objects (its lock held). */
+/* Count b's uncounted objects, one page's run (batch_put), in its rcu_n. */
+static void batch_count_run(struct slab_batch *b)
+{
+	if (b->n == b->counted)
+		return;
+	/* relaxed: read only by compaction's choice of pages */
+	atomic_fetch_add_explicit(&slab_page_hdr(b->slab, b->obj[b->counted])->rcu_n,
+				  (int32_t)(b->n - b->counted), memory_order_relaxed);
+	b->counted = b->n;
+}
+
+/* The slot's batch, taken out whole (and counted: batch_put), or NULL. */
 static struct slab_batch *batch_take_locked(struct slab_cpu *sc)
 {
 	lock_assert_held(&sc->lock);
@@ -443,6 +455,7 @@ static struct slab_batch *batch_take_locked(struct slab_cpu *sc)
 	if (!b || !b->n)
 		return NULL;
 	sc->batch = NULL;
+	batch_count_run(b);
 	return b;
 }
 
@@ -556,13 +569,21 @@ static void batch_free(struct slab_batch *b)
 
 	/* relaxed: see batch_queue (0 for a batch that was held or landed) */
 	atomic_fetch_sub_explicit(&s->queued_bytes, (int64_t)b->queued, memory_order_relaxed);
-	for (unsigned i = 0; i < b->n; i++) {
-		/* relaxed: a compaction heuristic; before the free, which
-		 * may release the page */
-		atomic_fetch_sub_explicit(&slab_page_hdr(s, b->obj[i])->rcu_n, 1,
-					  memory_order_relaxed);
-		slab_free_now(s, b->obj[i]);
+	/* The objects leave rcu_n a run of one page at a time, each run
+	 * before its frees (the last may release the page).  Every batch
+	 * was counted whole on its way here (batch_put). */
+	udc_assert_internal(b->counted == b->n);
+	for (unsigned i = 0; i < b->n;) {
+		struct slab_page *p = slab_page_hdr(s, b->obj[i]);
+		unsigned end = i + 1;
+		while (end < b->n && slab_page_hdr(s, b->obj[end]) == p)
+			end++;
+		/* relaxed: a compaction heuristic */
+		atomic_fetch_sub_explicit(&p->rcu_n, (int32_t)(end - i), memory_order_relaxed);
+		i = end;
 	}
+	for (unsigned i = 0; i < b->n; i++)
+		slab_free_now(s, b->obj[i]);
 	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 	free(b);
 }
@@ -577,17 +598,33 @@ static struct slab_batch *batch_new(struct slab *s)
 		atomic_fetch_add_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 		b->slab = s;
 		b->n = 0;
+		b->counted = 0;
 		b->queued = 0;
 	}
 	return b;
 }
 
 /* Put @obj in batch @b; true if that filled it. */
-static bool batch_put(struct slab *s, struct slab_batch *b, void *obj)
+/*
+ * Add obj to b: true when b is full.  With @defer (a slot's batch), its
+ * page's rcu_n counts it with the rest of its run, once the next object
+ * is on another page or the batch leaves its slot (batch_take_locked, or
+ * full): one locked add a run, where each free took one, on a line that
+ * the freeing thread rarely holds (2 of a create-and-unlink cycle's 38
+ * locked instructions: BENCHMARKS.md, issue 16, stop 33).  So rcu_n runs
+ * behind by a run per slot at most (rcu_n <= live holds), and is exact for
+ * every batch on its way to a grace period, which is what compaction
+ * reads while it moves entries: it flushes the slots' batches first
+ * (slab_rcu_flush_own), and its own frees, held, are counted at once
+ * (without that, compaction/stale_entries_are_dropped_not_moved fails).
+ */
+static bool batch_put(struct slab *s, struct slab_batch *b, void *obj, bool defer)
 {
-	/* relaxed: read only by compaction's choice of pages */
-	atomic_fetch_add_explicit(&slab_page_hdr(s, obj)->rcu_n, 1, memory_order_relaxed);
+	if (b->n > b->counted && slab_page_hdr(s, b->obj[b->n - 1]) != slab_page_hdr(s, obj))
+		batch_count_run(b);
 	b->obj[b->n++] = obj;
+	if (!defer || b->n == SLAB_BATCH)
+		batch_count_run(b);
 	return b->n == SLAB_BATCH;
 }
 
@@ -606,13 +643,13 @@ void slab_free_rcu(struct slab *s, void *obj)
 			}
 		}
 		if (b)
-			batch_put(s, b, obj);
+			batch_put(s, b, obj, false);
 	} else {
 		struct slab_cpu *sc = cpu_lock(s);
 		if (!sc->batch)
 			sc->batch = batch_new(s);
 		b = sc->batch;
-		if (b && batch_put(s, b, obj)) {
+		if (b && batch_put(s, b, obj, true)) {
 			full = b;
 			sc->batch = NULL;
 		}
