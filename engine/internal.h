@@ -972,9 +972,12 @@ bool attr_valid(const struct udc_attr *attr);   /* ino set, known type, flags 0 
 int resolve_name(struct udc_cache *c, udc_ino dir, const char *name, size_t len,
 		 const struct udc_call *call, struct udc_attr *out, struct value_out *vo,
 		 unsigned *src);   /* src: UDC_FROM_*, may be NULL */
-/* Publish e (filled, not yet published) for k, replacing what was there. */
-void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
-			  const struct name_key *k);
+/* Publish e (filled, not yet published) for k, replacing what was there.
+ * e's reference to its directory is the replaced entry's, handed on;
+ * with none replaced, the caller's pin on it if @pin_given (true
+ * returned: the caller no longer holds it), else a dir_hold of its own. */
+bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
+			  const struct name_key *k, bool pin_given);
 /* Drop what is cached for k; return the dropped entry's accounted size, 0 if none. */
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k);
 void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e);

@@ -195,8 +195,8 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
 	entry_free_deferred(c, e);
 }
 
-void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
-			  const struct name_key *k)
+bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
+			  const struct name_key *k, bool pin_given)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	struct thread_stats *ts = thread_stats(c);
@@ -235,15 +235,19 @@ void entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	 * (the common replace: a negative by its positive), which saves d's
 	 * line two of the six atomics a replace made (a hold, a put) and the
 	 * put's read-side section.  It holds d itself: an ino has one live
-	 * object (dir_get), which every entry under it keeps live.
+	 * object (dir_get), which every entry under it keeps live.  With none
+	 * replaced, a caller that gives its pin saves two more, the hold and
+	 * its own put (a new name's insert: 3 to 1 RMW on d's line).
 	 */
 	if (was) {
 		udc_assert_internal(was->dir == d && entry_stripe_held(c, was));
 		(void)entry_detach_keep_dir(c, was);   /* its reference is e's now */
 		entry_free_deferred(c, was);
-	} else {
-		dir_hold(d);
+		return false;
 	}
+	if (!pin_given)
+		dir_hold(d);
+	return pin_given;
 }
 
 /* The positive answer @e (may be NULL) gives, under rcu_read_lock (its
@@ -336,11 +340,12 @@ struct name_op {
 	uint64_t hash;
 	struct stripe *s;
 	struct udc_dir *d;
+	bool d_given;   /* the pin on d went to the entry published (op_publish_locked) */
 };
 
 static void name_op_done(struct udc_cache *c, struct name_op *op)
 {
-	if (op->d)
+	if (op->d && !op->d_given)
 		dir_put(c, op->d);
 }
 
@@ -370,6 +375,7 @@ static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir,
 	op->k = (struct name_key){ .dir = dir, .name = name, .len = len };
 	op->hash = hash_name(&c->key, dir, name, len);
 	op->s = stripe_of(c, op->hash);
+	op->d_given = false;
 	if (how == PIN_NONE) {
 		op->d = NULL;
 		return 0;
@@ -421,12 +427,15 @@ static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op
 	return e;
 }
 
-/* Publish e (gen taken now) for op's name, with op->s locked. */
-static void op_publish_locked(struct udc_cache *c, const struct name_op *op, struct udc_entry *e)
+/* Publish e (gen taken now) for op's name, with op->s locked.  @give:
+ * op's pin on its directory may become e's reference (op->d_given; d
+ * stays usable until the lock is dropped, e holding it). */
+static void op_publish_locked(struct udc_cache *c, struct name_op *op, struct udc_entry *e,
+			      bool give)
 {
 	lock_assert_held(&op->s->lock);
 	e->gen = dir_gen(op->d);
-	entry_publish_locked(c, e, op->hash, &op->k);
+	op->d_given = entry_publish_locked(c, e, op->hash, &op->k, give);
 }
 
 bool attr_valid(const struct udc_attr *attr)
@@ -525,7 +534,7 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 				inflight_answers_stale_locked(op.s, op.hash, &op.k);
 			else
 				inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
-			op_publish_locked(c, &op, e);
+			op_publish_locked(c, &op, e, true);
 			if (child)
 				dir_learn(c, child, op.d, attr->cookie);
 			e = NULL;
@@ -600,7 +609,7 @@ int udc_add_negative_ttl(udc_cache *c, udc_ino dir, const char *name, size_t len
 	udc_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
 	if (e)
-		op_publish_locked(c, &op, e);
+		op_publish_locked(c, &op, e, true);
 	else   /* complete (answers negative with no entry) or declined */
 		entry_drop_locked(c, op.hash, &op.k);
 	udc_mutex_unlock(&op.s->lock);
@@ -666,7 +675,7 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 		return;
 	}
 	cached_attr_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline);
-	op_publish_locked(c, op, u->neg);
+	op_publish_locked(c, op, u->neg, false);   /* rmdir reads u->op.d after */
 }
 
 /* The directory the unlinked name held (if the cache knew it as one)
@@ -726,13 +735,9 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	/* No object for dir: nothing cached in it and nothing in flight (calls
 	 * in flight pin theirs), so there is nothing to forget, and no
 	 * allocation that could fail. */
-	thread_enter();
-	op.d = dir_find(c, dir);
-	if (!op.d)
-		return 0;
-	op.k = (struct name_key){ .dir = dir, .name = name, .len = len };
-	op.hash = hash_name(&c->key, dir, name, len);
-	op.s = stripe_of(c, op.hash);
+	r = name_op_init_as(&op, c, dir, name, len, PIN_FIND, NULL);
+	if (r || !op.d)
+		return r;
 	dir_drop_note(op.d);   /* no longer complete before the name goes (Ordering) */
 	udc_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
@@ -938,7 +943,7 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	if (known) {
 		pos_attr_set(entry_pos(ro->pos), was);
 		ro->pos->gen = ngen;
-		entry_publish_locked(c, ro->pos, n->hash, &n->k);
+		entry_publish_locked(c, ro->pos, n->hash, &n->k, false);
 		ro->pos = NULL;
 		if (was->type == UDC_TYPE_DIR && !ro->moved_dir)
 			ro->moved_dir = dir_find(c, was->ino);
@@ -1066,7 +1071,7 @@ static void xchg_place_locked(struct udc_cache *c, struct xchg_side *s,
 	if (from->known) {
 		pos_attr_set(entry_pos(s->pos), &from->was);
 		s->pos->gen = gen;
-		entry_publish_locked(c, s->pos, s->op.hash, &s->op.k);
+		entry_publish_locked(c, s->pos, s->op.hash, &s->op.k, false);
 		s->pos = NULL;
 	} else {
 		/* It exists (an exchange swaps two existing names), its

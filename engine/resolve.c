@@ -341,11 +341,12 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 		fresh->gen = ph.gen;
 
 	udc_mutex_lock(&s->lock);
-	bool stale = ph.stale || ph.gen != dir_gen(d);
+	bool stale = ph.stale || ph.gen != dir_gen(d), pin_given = false;
 	if (stale && (r == 0 || r == -ENOENT))
 		stat_add(thread_stats(c), stale_answers, 1);
 	if (!stale && fresh) {
-		entry_publish_locked(c, fresh, hash, &k);
+		/* Our pin on d may become the entry's (d stays ours until the unlock) */
+		pin_given = entry_publish_locked(c, fresh, hash, &k, true);
 		fresh = NULL;
 		if (child)
 			dir_learn(c, child, d, attr.cookie);
@@ -358,7 +359,8 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 		entry_free_now(c, fresh);   /* never published */
 	if (child)
 		dir_put(c, child);
-	dir_put(c, d);
+	if (!pin_given)
+		dir_put(c, d);
 	if (r == 0 && out)
 		*out = attr;
 	if (r == 0 && vo)
