@@ -24,7 +24,8 @@
  *     the entry is in the table (each holds a reference, d->refs);
  *   - a directory in the table with refs 0 is DIR_IDLE (on the reaper's
  *     queues), and any struct udc_dir * held outside rcu_read_lock is
- *     pinned (dir_get, dir_find; dir_put);
+ *     pinned (dir_get, dir_find; dir_put), or held by an entry in the
+ *     table under a stripe lock the caller holds;
  *   - a directory's nr_positive counts its positive entries in the table;
  *   - sum over threads of (added - dropped) == entries in the table, per
  *     kind, when no call is running;

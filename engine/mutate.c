@@ -276,9 +276,12 @@ static bool entry_attr_rcu(struct udc_cache *c, struct udc_entry *e, struct udc_
  * @was (may be NULL): the positive answer it gave, ino UDC_INO_NONE if it
  * gave none (one lookup where an unlink made two: BENCHMARKS.md, issue 16),
  * and its value and deadline (@vo, @deadline: may be NULL; entry_attr_rcu).
+ * @dir (may be NULL): where the entry's reference to its directory goes,
+ * for the caller to put (else it is put here).
  */
 static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-				struct udc_attr *was, struct value_out *vo, uint32_t *deadline)
+				struct udc_attr *was, struct value_out *vo, uint32_t *deadline,
+				struct udc_dir **dir)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	size_t size = 0;
@@ -292,14 +295,19 @@ static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct
 	else
 		e = NULL;
 	rcu_read_unlock();
-	if (e)
+	if (e && dir) {
+		udc_assert_internal(entry_stripe_held(c, e));
+		*dir = entry_detach_keep_dir(c, e);
+		entry_free_deferred(c, e);
+	} else if (e) {
 		entry_unlink_locked(c, e);
+	}
 	return size;
 }
 
 size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k)
 {
-	return entry_take_locked(c, hash, k, NULL, NULL, NULL);
+	return entry_take_locked(c, hash, k, NULL, NULL, NULL, NULL);
 }
 
 /* The positive answer cached for k (its value too, @vo may be NULL; and
@@ -334,7 +342,10 @@ static bool name_known_locked(struct udc_cache *c, uint64_t hash, const struct n
 }
 
 /* One name being changed: its key, hash, stripe and directory (pinned
- * from name_op_init to name_op_done). */
+ * from name_op_init_as to name_op_done; none with PIN_NONE, until an
+ * unlink hands it the dropped entry's reference; not the op's from when
+ * the pin went to the entry published, d_given, d then held by that entry
+ * while the op holds the stripe lock). */
 struct name_op {
 	struct name_key k;
 	uint64_t hash;
@@ -671,7 +682,11 @@ static void op_unlink_locked(struct udc_cache *c, struct unlink_op *u)
 	lock_assert_held(&op->s->lock);
 	inflight_mark_stale_locked(c, op->s, op->hash, &op->k);
 	if (!u->neg) {
-		entry_take_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline);
+		/* With no pin (udc_remove), the op holds the dropped entry's
+		 * reference instead, to name_op_done: its directory stays
+		 * pinned while the call ends (unlinked_dir_leaves). */
+		entry_take_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline,
+				  op->d ? NULL : &op->d);
 		return;
 	}
 	cached_attr_locked(c, op->hash, &op->k, &u->was, u->value, u->deadline);

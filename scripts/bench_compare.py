@@ -288,7 +288,9 @@ def callgrind_hit(impl, ratio):
     out = f"{DATA}/callgrind.{impl}.{ratio}.out"
     cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
            f"--toggle-collect={LOOKUP_FN[impl]}",
-           f"--toggle-collect={LOOKUP_FN[impl]}.lto_priv.*", BIN,   # LTO's name for a static fn "--workload", "hit", "--impl", impl,
+           # an LTO build names a static function fn.lto_priv.N
+           f"--toggle-collect={LOOKUP_FN[impl]}.lto_priv.*",
+           BIN, "--workload", "hit", "--impl", impl,
            "--threads", "1", "--count", str(HIT_COUNT), "--names", "65536",
            "--negative-ratio", str(ratio), "--no-reclaim-thread"]
     res = subprocess.run(cmd, check=False, capture_output=True, text=True)

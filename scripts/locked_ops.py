@@ -28,7 +28,18 @@ import subprocess
 import sys
 import tempfile
 
-LOCKED = re.compile(r"\block\b|\bxchg\w*\s+[^,]*\(|\bxchg\w*\s+%\w+,.*\(|\bmfence\b")
+LOCKED_OP = re.compile(r"\block\b|\bmfence\b")
+XCHG = re.compile(r"\bxchg\w*\s+(\S+?),(\S+)")
+REG = re.compile(r"%\w+$")   # a register; %fs:0x10 is memory
+
+
+def is_locked(text):
+    """A lock prefix or mfence; or xchg with a memory operand (locked
+    without the prefix): an operand that is not a register."""
+    if LOCKED_OP.search(text):
+        return True
+    m = XCHG.search(text)
+    return bool(m) and not (REG.match(m.group(1)) and REG.match(m.group(2)))
 
 
 def locked_addresses(obj):
@@ -38,34 +49,38 @@ def locked_addresses(obj):
     found = {}
     for line in out.splitlines():
         m = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
-        if m and LOCKED.search(m.group(2)):
+        if m and is_locked(m.group(2)):
             found[int(m.group(1), 16)] = m.group(2).strip()
     return found
 
 
 def executions(path):
     """{(object, function, address): executions} from a callgrind file with
-    --dump-instr=yes --compress-pos=no --compress-strings=no (the cost line
-    after a calls= line is the call's inclusive cost: skipped)."""
+    --dump-instr=yes --compress-pos=no --compress-strings=no: positions
+    "instr line", then the events' costs (Ir taken by the events: header).
+    The cost line after a calls= line is the call's inclusive cost, and the
+    line after a jump=/jcnd= line has no cost: both skipped."""
     counts = collections.Counter()
     ob = fn = None
+    ir = None
     skip = False
     with open(path) as f:
         for line in f:
-            if line.startswith("ob="):
+            if line.startswith("events:"):
+                ir = 2 + line.split()[1:].index("Ir")   # after "instr line"
+            elif line.startswith("ob="):
                 ob = line[3:].strip()
             elif line.startswith("fn="):
                 fn = line[3:].strip()
-            elif line.startswith("calls="):
+            elif line.startswith(("calls=", "jump=", "jcnd=")):
                 skip = True
             elif line.startswith("0x"):
                 if skip:
                     skip = False
                     continue
                 parts = line.split()
-                counts[(ob, fn, int(parts[0], 16))] += int(parts[-1])
-            elif line.startswith(("cob=", "cfn=", "cfi=", "cfl=")):
-                continue
+                if ir is not None and len(parts) > ir:
+                    counts[(ob, fn, int(parts[0], 16))] += int(parts[ir])
     return counts
 
 

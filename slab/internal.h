@@ -34,7 +34,8 @@
  *   |local| + (capacity - bump) + used == capacity
  *   |remote| == remote_n                         (when no free is running)
  *   live == used - remote_n                      (objects not yet freed)
- *   rcu_n <= live          (of them, those waiting for a grace period)
+ *   rcu_n <= live          (of them, those waiting for a grace period,
+ *                          but a slot's batch's last run: slab.c, batch_put)
  *   no slot is twice on local + remote, and all are < bump
  *   state == PARTIAL  <=>  page on cls->partial
  *   state != DEAD     <=>  page on cls->pages (ages increase along it)

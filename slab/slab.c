@@ -434,7 +434,6 @@ bool slab_landing(struct slab *s)
 	return atomic_load_explicit(&s->landing, memory_order_relaxed);
 }
 
-/* Take slot @sc's batch if it holds objects (its lock held). */
 /* Count b's uncounted objects, one page's run (batch_put), in its rcu_n. */
 static void batch_count_run(struct slab_batch *b)
 {
@@ -446,7 +445,8 @@ static void batch_count_run(struct slab_batch *b)
 	b->counted = b->n;
 }
 
-/* The slot's batch, taken out whole (and counted: batch_put), or NULL. */
+/* Take slot @sc's batch if it holds objects (its lock held), counted
+ * whole (batch_put); or NULL. */
 static struct slab_batch *batch_take_locked(struct slab_cpu *sc)
 {
 	lock_assert_held(&sc->lock);
@@ -604,7 +604,6 @@ static struct slab_batch *batch_new(struct slab *s)
 	return b;
 }
 
-/* Put @obj in batch @b; true if that filled it. */
 /*
  * Add obj to b: true when b is full.  With @defer (a slot's batch), its
  * page's rcu_n counts it with the rest of its run, once the next object
@@ -613,10 +612,12 @@ static struct slab_batch *batch_new(struct slab *s)
  * the freeing thread rarely holds (2 of a create-and-unlink cycle's 38
  * locked instructions: BENCHMARKS.md, issue 16, stop 33).  So rcu_n runs
  * behind by a run per slot at most (rcu_n <= live holds), and is exact for
- * every batch on its way to a grace period, which is what compaction
- * reads while it moves entries: it flushes the slots' batches first
- * (slab_rcu_flush_own), and its own frees, held, are counted at once
- * (without that, compaction/stale_entries_are_dropped_not_moved fails).
+ * every batch on its way to a grace period.  Compaction reads rcu_n of
+ * the pages its own moves free, as it moves: those frees, held, are
+ * counted at once (counted only when their batch left, and
+ * compaction/stale_entries_are_dropped_not_moved failed); a slot's
+ * uncounted run makes a page look a run fuller than it is, until the
+ * flush at the compaction's end (slab_rcu_flush_own) counts it.
  */
 static bool batch_put(struct slab *s, struct slab_batch *b, void *obj, bool defer)
 {
