@@ -187,12 +187,21 @@ void entry_detach(struct udc_cache *c, struct udc_entry *e)
 }
 
 /* e was just taken out of the table (replaced or deleted): detach, free
- * after a grace period.  Outside any read-side section (see Locking). */
-void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
+ * after a grace period; its reference to its directory is returned, to be
+ * dropped or handed on.  Outside any read-side section (see Locking). */
+static struct udc_dir *entry_unlink_keep_dir_locked(struct udc_cache *c, struct udc_entry *e)
 {
 	udc_assert_internal(entry_stripe_held(c, e));
-	entry_detach(c, e);
+	struct udc_dir *d = entry_detach_keep_dir(c, e);
+
 	entry_free_deferred(c, e);
+	return d;
+}
+
+/* The same, the reference dropped. */
+void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
+{
+	dir_put(c, entry_unlink_keep_dir_locked(c, e));   /* last: d may be freed from here on */
 }
 
 bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
@@ -240,9 +249,8 @@ bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	 * its own put (a new name's insert: 3 to 1 RMW on d's line).
 	 */
 	if (was) {
-		udc_assert_internal(was->dir == d && entry_stripe_held(c, was));
-		(void)entry_detach_keep_dir(c, was);   /* its reference is e's now */
-		entry_free_deferred(c, was);
+		udc_assert_internal(was->dir == d);
+		(void)entry_unlink_keep_dir_locked(c, was);   /* its reference is e's now */
 		return false;
 	}
 	if (!pin_given)
@@ -295,13 +303,10 @@ static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct
 	else
 		e = NULL;
 	rcu_read_unlock();
-	if (e && dir) {
-		udc_assert_internal(entry_stripe_held(c, e));
-		*dir = entry_detach_keep_dir(c, e);
-		entry_free_deferred(c, e);
-	} else if (e) {
+	if (e && dir)
+		*dir = entry_unlink_keep_dir_locked(c, e);
+	else if (e)
 		entry_unlink_locked(c, e);
-	}
 	return size;
 }
 

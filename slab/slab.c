@@ -573,17 +573,15 @@ static void batch_free(struct slab_batch *b)
 	 * before its frees (the last may release the page).  Every batch
 	 * was counted whole on its way here (batch_put). */
 	udc_assert_internal(b->counted == b->n);
-	for (unsigned i = 0; i < b->n;) {
+	for (unsigned i = 0, end; i < b->n; i = end) {
 		struct slab_page *p = slab_page_hdr(s, b->obj[i]);
-		unsigned end = i + 1;
-		while (end < b->n && slab_page_hdr(s, b->obj[end]) == p)
-			end++;
+		for (end = i + 1; end < b->n && slab_page_hdr(s, b->obj[end]) == p; end++)
+			;
 		/* relaxed: a compaction heuristic */
 		atomic_fetch_sub_explicit(&p->rcu_n, (int32_t)(end - i), memory_order_relaxed);
-		i = end;
+		for (unsigned j = i; j < end; j++)
+			slab_free_now(s, b->obj[j]);
 	}
-	for (unsigned i = 0; i < b->n; i++)
-		slab_free_now(s, b->obj[i]);
 	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 	free(b);
 }
