@@ -71,8 +71,14 @@ static bool membarrier_available(void)
  * passes TABLE_GROW_LOAD per bucket, when the memory for it is there
  * (reclaim_used counts a growth due, so eviction makes the room first),
  * and shrinks to it under a quarter node per bucket.  bytes_used counts
- * 16 bytes (a struct cds_lfht_node) per bucket the table has.
+ * what a bucket costs: 8 bytes (a chain's head) in the name table, 16 (a
+ * struct cds_lfht_node) in the directory table.  A growth of the name
+ * table allocates the new array whole and frees the old one at its end
+ * (engine/name_table.c): its room is the new array's; the directory
+ * table's keeps its arrays and adds the new orders'.
  */
+#define NAME_BUCKET_BYTES sizeof(struct name_node *)
+#define DIR_BUCKET_BYTES sizeof(struct cds_lfht_node)
 static size_t pow2_at_least(size_t n)
 {
 	size_t p = 1;
@@ -90,14 +96,17 @@ static size_t table_target(int64_t count, size_t min)
 	return t > min ? t : min;
 }
 
-/* The bytes a due growth of a table would add (0 if none is due). */
-static size_t table_growth(const _Atomic size_t *buckets, int64_t count, size_t min)
+/* The bytes a due growth of a table would add while it runs (0 if none is
+ * due): @bucket_bytes a bucket, the old buckets kept (@moves: false) or
+ * freed at its end (true). */
+static size_t table_growth(const _Atomic size_t *buckets, int64_t count, size_t min,
+			   size_t bucket_bytes, bool moves)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
 	if (count <= 0 || (size_t)count <= TABLE_GROW_LOAD * b)
 		return 0;
-	return (table_target(count, min) - b) * sizeof(struct cds_lfht_node);
+	return (table_target(count, min) - (moves ? 0 : b)) * bucket_bytes;
 }
 
 /* Under a quarter node per bucket: back to table_target. */
@@ -113,7 +122,8 @@ static size_t min_buckets_for(size_t limit)
 {
 	size_t n = MIN_BUCKETS_MAX;
 
-	while (limit && n > MIN_BUCKETS_MIN && 2 * n * sizeof(struct cds_lfht_node) > limit / SMALL_SHARE_DIV)
+	while (limit && n > MIN_BUCKETS_MIN &&
+	       n * (NAME_BUCKET_BYTES + DIR_BUCKET_BYTES) > limit / SMALL_SHARE_DIV)
 		n >>= 1;
 	return n;
 }
@@ -130,10 +140,8 @@ static size_t nr_stripes_for(size_t limit)
 
 size_t cache_buckets_bytes(struct udc_cache *c)
 {
-	size_t buckets = atomic_load_explicit(&c->names_buckets, memory_order_relaxed) +
-			 atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed);
-
-	return buckets * sizeof(struct cds_lfht_node);
+	return atomic_load_explicit(&c->names_buckets, memory_order_relaxed) * NAME_BUCKET_BYTES +
+	       atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed) * DIR_BUCKET_BYTES;
 }
 
 size_t cache_bytes_used(struct udc_cache *c)
@@ -148,8 +156,9 @@ size_t cache_bytes_used(struct udc_cache *c)
 
 size_t cache_tables_growth(struct udc_cache *c)
 {
-	return table_growth(&c->names_buckets, NR_ENTRIES(c), c->min_buckets) +
-	       table_growth(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
+	return table_growth(&c->names_buckets, NR_ENTRIES(c), c->min_buckets, NAME_BUCKET_BYTES,
+			    true) +
+	       table_growth(&c->dirs_buckets, NR_DIRS(c), c->min_buckets, DIR_BUCKET_BYTES, false);
 }
 
 bool cache_tables_resize_due(struct udc_cache *c)
@@ -165,7 +174,7 @@ static size_t table_resize_work(const _Atomic size_t *buckets, int64_t count, si
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 	size_t target = table_target(count, min);
 
-	if (!table_growth(buckets, count, min) && !table_shrink_due(buckets, count, min))
+	if (count <= TABLE_GROW_LOAD * (int64_t)b && !table_shrink_due(buckets, count, min))
 		return 0;
 	return target > b ? target : b;
 }
@@ -176,17 +185,25 @@ size_t cache_tables_resize_work(struct udc_cache *c)
 	       table_resize_work(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
 }
 
-static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t count, size_t min,
+static bool dirs_resize_to(struct udc_cache *c, size_t buckets)
+{
+	return table_resize_to(c->dirs, buckets);
+}
+
+/* Resize a table (its size: @buckets, resized by @resize_to) when due,
+ * its growth within *room (less what it took). */
+static void table_resize(struct udc_cache *c, bool (*resize_to)(struct udc_cache *, size_t),
+			 _Atomic size_t *buckets, int64_t count, size_t bucket_bytes, bool moves,
 			 size_t *room)
 {
-	size_t grow = table_growth(buckets, count, min);
+	size_t grow = table_growth(buckets, count, c->min_buckets, bucket_bytes, moves);
 
-	if (grow ? grow > *room : !table_shrink_due(buckets, count, min))
+	if (grow ? grow > *room : !table_shrink_due(buckets, count, c->min_buckets))
 		return;
-	size_t target = table_target(count, min);
-	/* liburcu does the work in this thread; out of memory for the
-	 * growth's arrays, the table stays as it is (a later pass retries) */
-	if (!table_resize_to(ht, target))
+	size_t target = table_target(count, c->min_buckets);
+	/* the work is done in this thread; out of memory for the growth's
+	 * arrays, the table stays as it is (a later pass retries) */
+	if (!resize_to(c, target))
 		return;
 	/* relaxed: read for accounting only */
 	atomic_store_explicit(buckets, target, memory_order_relaxed);
@@ -195,8 +212,10 @@ static void table_resize(struct cds_lfht *ht, _Atomic size_t *buckets, int64_t c
 
 void cache_tables_resize(struct udc_cache *c, size_t room)
 {
-	table_resize(c->names, &c->names_buckets, NR_ENTRIES(c), c->min_buckets, &room);
-	table_resize(c->dirs, &c->dirs_buckets, NR_DIRS(c), c->min_buckets, &room);
+	table_resize(c, name_table_resize, &c->names_buckets, NR_ENTRIES(c), NAME_BUCKET_BYTES,
+		     true, &room);
+	table_resize(c, dirs_resize_to, &c->dirs_buckets, NR_DIRS(c), DIR_BUCKET_BYTES, false,
+		     &room);
 }
 
 /*
@@ -306,7 +325,10 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	}
 	memset(c, 0, sizeof(*c) + stripes * sizeof(struct stripe));
 	c->stripe_mask = stripes - 1;
+	/* a name array has a bucket a stripe at least (engine/name_table.c) */
 	c->min_buckets = min_buckets_for(cfg->memory_limit);
+	if (c->min_buckets < stripes)
+		c->min_buckets = stripes;
 	atomic_init(&c->bytes_held, self);   /* the cache struct counts too */
 	c->self_bytes = self;
 	err = -hash_key_init(&c->key, cfg->hash_key);
@@ -332,9 +354,9 @@ udc_cache *udc_create(const struct udc_config *cfg)
 		udc_cond_init(&c->stripes[i].cond);
 		CDS_INIT_LIST_HEAD(&c->stripes[i].inflight);
 	}
-	c->names = table_create(c->min_buckets);   /* sized by us (above) */
+	err = -name_table_init(&c->names, c->min_buckets);   /* sized by us (above) */
 	c->dirs = table_create(c->min_buckets);
-	if (!c->names || !c->dirs || shrink_create(c, cfg, &c->shrink) || entry_slabs_create(c) ||
+	if (err || !c->dirs || shrink_create(c, cfg, &c->shrink) || entry_slabs_create(c) ||
 	    dir_slab_create(c)) {
 		err = ENOMEM;
 		goto fail;
@@ -354,8 +376,8 @@ fail:
 	dir_slab_destroy(c);
 	if (c->shrink)
 		shrink_destroy(c->shrink);
-	if (c->names)
-		cds_lfht_destroy(c->names, NULL);
+	if (atomic_load_explicit(&c->names.cur, memory_order_relaxed))   /* relaxed: alone */
+		name_table_fini(&c->names);
 	if (c->dirs)
 		cds_lfht_destroy(c->dirs, NULL);
 	cache_struct_free(c);
@@ -365,8 +387,8 @@ fail:
 
 void udc_destroy(udc_cache *c)
 {
-	struct cds_lfht_iter it;
-	struct cds_lfht_node *n;
+	struct name_array *a;
+	struct name_node *n;
 	struct udc_entry *e;
 
 	if (!c)
@@ -386,7 +408,7 @@ void udc_destroy(udc_cache *c)
 	/* relaxed: alone (see nr_ext) */
 	if (atomic_load_explicit(&c->nr_ext, memory_order_relaxed) > 0) {
 		rcu_read_lock();   /* not needed alone; table_for_each's rule */
-		table_for_each(c->names, &it, n) {
+		name_table_for_each(&c->names, a, n) {
 			e = entry_of(n);
 			if (entry_apart(e))
 				entry_ext_free(c, e);
@@ -403,7 +425,7 @@ void udc_destroy(udc_cache *c)
 	dir_free_all(c);
 	dir_slab_destroy(c);   /* the directories and their extensions, with the pages */
 	shrink_destroy(c->shrink);
-	table_free(c->names);
+	name_table_fini(&c->names);
 	table_free(c->dirs);
 	for (unsigned i = 0; i < STATS_CHUNKS; i++) {
 		struct stats_chunk *ch = atomic_load_explicit(&c->stats[i], memory_order_relaxed);
@@ -603,6 +625,8 @@ static struct holder_slot *holder_slot(struct holder_slot *t, size_t mask, const
  * stderr. */
 int engine_check(struct udc_cache *c)
 {
+	struct name_array *a;
+	struct name_node *nn;
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *n;
 	struct udc_entry *e;
@@ -628,7 +652,7 @@ int engine_check(struct udc_cache *c)
 	size_t room = 0;
 
 	rcu_read_lock();
-	table_for_each(c->names, &it, n)
+	name_table_for_each(&c->names, a, nn)
 		room++;
 	rcu_read_unlock();
 	size_t slots_n = 64;
@@ -641,8 +665,8 @@ int engine_check(struct udc_cache *c)
 		holds = NULL;
 
 	rcu_read_lock();
-	table_for_each(c->names, &it, n) {
-		e = entry_of(n);
+	name_table_for_each(&c->names, a, nn) {
+		e = entry_of(nn);
 		if (holds && room) {   /* quiet: the count stands */
 			struct holder_slot *h = holder_slot(holds, slots_n - 1, e->dir);
 			h->d = e->dir;

@@ -96,7 +96,7 @@
  * Ordering, fills:
  *   d->state holds the flags and the drop count in one word.  A drop
  *   (dir_drop_note: count + 1 and DIR_COMPLETE cleared in one seq_cst CAS)
- *   comes before the name is unpublished (cds_lfht_del, a full barrier) or
+ *   comes before the name is unpublished (a release store) or
  *   an answer is left uncached.  dir_fill_begin reads the count (seq_cst
  *   RMW) before the embedder lists the directory; dir_fill_complete sets
  *   the flag by a seq_cst CAS that expects that count.  In the word's

@@ -35,9 +35,9 @@
  *   see engine/dir.c, Ordering, fills.  The evicted entry is freed after a
  *   grace period (entry_unlink_locked), so readers that found it read
  *   intact bytes.
- *   A move writes the new copy before cds_lfht_replace, which is a full
- *   barrier around the link change (rculfhash), so a reader that finds the
- *   new copy sees its bytes.  The old copy is freed by slab after a grace
+ *   A move writes the new copy before name_table_replace_locked links it
+ *   (a release: engine/name_table.c), so a reader that finds the new copy
+ *   sees its bytes.  The old copy is freed by slab after a grace
  *   period (slab_relocate, SLAB_MOVED).  An external name or value passes
  *   to the new copy with its pointer; the old copy's slab free does not
  *   free it.
@@ -123,7 +123,7 @@ uint8_t entry_client_tag(const struct udc_entry *e)
 
 /*
  * Walk @key's hash chain under rcu_read_lock, before its stripe is taken:
- * cds_lfht_del walks the same chain, and its cache misses (the bucket and
+ * name_table_del_locked walks the same chain, and its cache misses (the bucket and
  * the nodes, entries hashed all over the table) were most of a stripe's
  * hold in a sweep of garbage; a writer that wanted the stripe while the
  * sweeper was preempted holding it waited for the scheduler (BENCHMARKS.md,
@@ -163,7 +163,7 @@ bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_ke
 		 * tests/fuzz/regressions/fill-estale-after-invalidate-dir). */
 		if (e->kind == ENT_POSITIVE && entry_current(e))
 			dir_drop_note(e->dir);
-		gone = cds_lfht_del(c->names, &e->node) == 0;
+		gone = name_table_del_locked(&c->names, &e->node);
 		udc_assert(gone);   /* the stripe is ours */
 	}
 	rcu_read_unlock();
@@ -211,13 +211,11 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 		return SLAB_KEPT;   /* dead: slab gets it back when its free lands */
 	const struct name_key k = { .dir = key.dir, .name = key.name, .len = key.len };
 	struct stripe *s = stripe_of(c, key.hash);
-	struct cds_lfht_iter it;
 	bool stale = false;
 
 	udc_mutex_lock(&s->lock);
 	rcu_read_lock();
-	cds_lfht_lookup(c->names, key.hash, name_match, &k, &it);
-	if (cds_lfht_iter_get_node(&it) != &old->node)
+	if (entry_find_rcu(c, key.hash, &k) != old)
 		goto out;   /* replaced or dropped since the key was copied */
 	if (!entry_answers(c, old)) {
 		/* Stale or expired: no lookup answers from it; drop it (below).
@@ -225,7 +223,7 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 		 * directory: its loss is noted first (Ordering). */
 		if (old->kind == ENT_POSITIVE && entry_current(old))
 			dir_drop_note(old->dir);
-		stale = cds_lfht_del(c->names, &old->node) == 0;
+		stale = name_table_del_locked(&c->names, &old->node);
 		udc_assert(stale);   /* the stripe is ours: nobody else removes it */
 		goto out;
 	}
@@ -257,11 +255,7 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 	 * hands it out zeroed), and a sweeper reads it whole or not at all */
 	atomic_store_explicit(&e->published, (uint8_t)(pub < UINT8_MAX ? pub : UINT8_MAX),
 			      memory_order_release);
-	/* TSan: pairs with rcu_found_note in name_match (common/rcu_tsan.h) */
-	rcu_publish_note(&e->node);
-	int rc = cds_lfht_replace(c->names, &it, key.hash, name_match, &k, &e->node);
-	udc_assert(rc == 0);   /* same key, and the stripe keeps it in the table */
-	(void)rc;
+	name_table_replace_locked(&c->names, &old->node, &e->node);
 	/* relaxed: the old copy is out of the table; sweepers find no key */
 	atomic_store_explicit(&old->published, 0, memory_order_relaxed);
 	stat_add(thread_stats(c), moved, 1);

@@ -57,6 +57,7 @@
 #include "common/rcu_pending.h"
 #include "engine/engine.h"
 #include "engine/hash.h"
+#include "engine/name_table.h"
 #include "engine/stats.h"
 #include "include/udcache.h"
 #include "shrink/shrink.h"
@@ -175,7 +176,7 @@ _Static_assert(sizeof(struct dir_ext) <= (UDC_DEBUG ? 2 : 1) * UDC_CACHELINE,
  * table under rcu_read_lock and copy what they need out.
  */
 struct udc_entry {
-	struct cds_lfht_node node;        /* name table: next + reverse hash */
+	struct name_node node;            /* name table: next + hash (engine/name_table.h) */
 	struct udc_dir *dir;              /* immutable */
 	uint32_t gen;                     /* dir->gen when the answer was obtained */
 	uint8_t len;                      /* name length, 1..255 (UDC_NAME_MAX fits) */
@@ -263,7 +264,7 @@ struct free_batch {
 
 struct udc_cache {
 	/* --- read-mostly: every call reads these --- */
-	struct cds_lfht *names;           /* entries by hash(dir, name) */
+	struct name_table names;          /* entries by hash(dir, name) */
 	struct cds_lfht *dirs;            /* struct udc_dir by hash(ino) */
 	struct hash_key key;
 	uint64_t serial;                  /* this cache's number, unique in the process:
@@ -922,15 +923,20 @@ struct name_key {
 /* name_check(), call_check() (the checks every (cache, dir, name) call
  * makes first; the lookups' call_check_len() leaves the scan of the bytes
  * to lookup_name) and name_is_dotdot(): common/path.h. */
-int name_match(struct cds_lfht_node *node, const void *key);
+/* Does the entry of @node hold @key (a struct name_key)?  Its hash matched. */
+static inline bool name_match(const struct name_node *node, const void *key)
+{
+	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
+	const struct name_key *k = key;
+
+	return e->len == k->len && e->dir->ino == k->dir && name_eq(entry_name(e), k->name, k->len);
+}
 /* Call with rcu_read_lock held.  The entry, current or stale, or NULL. */
 static inline struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash,
 					       const struct name_key *k)
 {
-	struct cds_lfht_iter it;
+	struct name_node *n = name_table_find_rcu(&c->names, hash, name_match, k);
 
-	cds_lfht_lookup(c->names, hash, name_match, k, &it);
-	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
 	return n ? caa_container_of(n, struct udc_entry, node) : NULL;
 }
 
@@ -946,7 +952,7 @@ int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out);
 /* ---- engine/mutate.c: table updates under a stripe ---- */
 static inline struct stripe *stripe_of(struct udc_cache *c, uint64_t hash)
 {
-	return &c->stripes[(hash >> 7) & c->stripe_mask];
+	return &c->stripes[hash & c->stripe_mask];   /* a bucket's names share it: name_table.c */
 }
 /* Does the caller hold the stripe of e's name?  (Debug: hashes the name.) */
 static inline bool entry_stripe_held(struct udc_cache *c, const struct udc_entry *e)

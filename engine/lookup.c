@@ -9,9 +9,9 @@
  * The hit path is: check the name's length (call_check_len, inline from
  * common/path.h: one test an argument), find the thread's stats slot (its
  * hint names this cache: one compare, thread_enter_stats), hash the name
- * (inline SipHash-1-3, engine/hash.h), rcu_read_lock,
- * one rculfhash lookup (which compares the full 64-bit hash before calling
- * name_match), a generation check against the entry's directory, copy the
+ * (engine/hash.h), rcu_read_lock,
+ * one name table lookup (inline, engine/name_table.h: the full 64-bit hash
+ * compared before name_match), a generation check against the entry's directory, copy the
  * answer out, rcu_read_unlock.  The name's bytes are scanned for '/' and
  * NUL only when no cached name matched: a match proves them valid, as
  * every cached name was checked when it was added.  It takes no lock,
@@ -21,8 +21,9 @@
  * Locking: none.  Callers of the *_rcu functions hold rcu_read_lock.
  *
  * Ordering:
- *   rculfhash lookups are rcu_dereference() loads: the entry's immutable
- *   fields, written before cds_lfht_add_replace() published it, are seen.
+ *   The name table's chain loads are acquires (engine/name_table.h): the
+ *   entry's immutable fields, written before its link was published, are
+ *   seen.
  *   The acquire load of dir->gen pairs with the release increment in
  *   dir_bump_gen(): a lookup that sees a new generation also sees the
  *   complete flag and parent that the bumping thread cleared before it.
@@ -38,16 +39,6 @@
 #include "engine/hit.h"
 
 #include <errno.h>
-
-int name_match(struct cds_lfht_node *node, const void *key)
-{
-	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
-	const struct name_key *k = key;
-
-	rcu_found_note(node);   /* TSan: pairs with rcu_publish_note before the link */
-	return e->len == k->len && e->dir->ino == k->dir &&
-	       name_eq(entry_name(e), k->name, k->len);
-}
 
 /* ".." of dir: the root's is the root; others' from the directory object. */
 int lookup_dotdot(struct udc_cache *c, udc_ino dir, struct udc_attr *out)

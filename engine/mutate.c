@@ -16,7 +16,8 @@
  * renamed over).
  *
  * Every change of a name is a new entry replacing the old one
- * (cds_lfht_add_replace) or a removal (cds_lfht_del), made with the name's
+ * (name_table_add_replace_locked) or a removal (name_table_del_locked),
+ * made with the name's
  * stripe lock held; so each mutation is atomic for lookups, and the
  * stripe's in-flight placeholders for that name can be marked stale in the
  * same critical section.  Nothing is changed before every allocation a
@@ -38,9 +39,10 @@
  *                        (a child's ext->lock guards its ".." record).
  *
  * Ordering:
- *   cds_lfht_add_replace/add_unique/del are full barriers around the link
- *   change (rculfhash guarantee): an entry's fields, written before, are
- *   seen by every reader that finds it.
+ *   The name table's link changes are release stores, paired with its
+ *   lookups' acquire loads (engine/name_table.c): an entry's fields, and
+ *   everything its writer did before (dir_drop_note's RMW, below), are
+ *   seen by every reader that finds the change.
  *   Every loss of a name that still exists (udc_invalidate, a rename in
  *   over an uncached name, a failed udc_add, dir_forget) calls
  *   dir_drop_note (seq_cst RMW: clears DIR_COMPLETE, fails fills) before
@@ -230,8 +232,7 @@ bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	 * Ordering (A) */
 	atomic_store_explicit(&e->published, 1, memory_order_release);
 	rcu_read_lock();
-	rcu_publish_note(&e->node);   /* TSan: pairs with rcu_found_note in name_match */
-	struct cds_lfht_node *old = cds_lfht_add_replace(c->names, hash, name_match, k, &e->node);
+	struct name_node *old = name_table_add_replace_locked(&c->names, &e->node, hash, name_match, k);
 	rcu_read_unlock();
 	UDC_PROBE(insert, (int)e->kind, k->dir, k->name, k->len, old != NULL);
 	struct udc_entry *was = old ? caa_container_of(old, struct udc_entry, node) : NULL;
@@ -298,7 +299,7 @@ static size_t entry_take_locked(struct udc_cache *c, uint64_t hash, const struct
 	struct udc_entry *e = entry_find_rcu(c, hash, k);
 	if (was)
 		entry_attr_rcu(c, e, was, vo, deadline);
-	if (e && cds_lfht_del(c->names, &e->node) == 0)
+	if (e && name_table_del_locked(&c->names, &e->node))
 		size = entry_footprint(e);
 	else
 		e = NULL;

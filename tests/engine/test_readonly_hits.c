@@ -176,7 +176,7 @@ static void sh_regions_collect(struct udc_cache *c)
 	sh_region_add(NULL, "cache struct", c,
 		      sizeof(*c) + (c->stripe_mask + 1) * sizeof(struct stripe));
 	sh_region_add(NULL, "shrink struct", c->shrink, sizeof(*c->shrink));
-	table_memory(c->names, sh_region_add, NULL);
+	name_table_memory(&c->names, sh_region_add, NULL);
 	table_memory(c->dirs, sh_region_add, NULL);
 	rcu_read_lock();
 	table_for_each(c->dirs, &it, n) {

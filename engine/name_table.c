@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/name_table.c - the name table's writers and its resize
+ * (engine/name_table.h; its lookup is inline there).
+ *
+ * Owns: the bucket arrays of c->names (struct name_array), their
+ * allocation (the slab pages' arena: freed memory leaves RSS at once) and
+ * the links of every chain (struct name_node, in each entry).
+ *
+ * Why not rculfhash: every change of a name already holds its stripe lock
+ * (engine/mutate.c), so a lock-free table paid for a freedom nobody used:
+ * a CAS on every link change, two on a delete (flag, then unlink), and
+ * an insert's walk of its bucket to its place in the split order, a cache
+ * miss a node (30% of the `mixed` workload's writer; BENCHMARKS.md, issue
+ * 16, stop 33), where the kernel's dcache pushes onto its chain's head.
+ * Here a stripe is the hash's low bits and every array has at least as
+ * many buckets as there are stripes, so all the names of a bucket, in the
+ * array in use and in the one a resize moves them to, share one stripe:
+ * its holder owns the chain.  A link change is a release store, an insert
+ * a push on the head, and a lookup reads an array and a chain with plain
+ * loads (no indirect bucket_at, no reversed-hash order).
+ *
+ * The resize (a relativistic one, as the kernel's rhashtable): allocate
+ * the new array, link it as the old one's future, then, stripe by stripe,
+ * move each old chain's nodes to the new array, tail first; then make the
+ * new array the table's, wait a grace period, free the old one.  While the
+ * future is linked, inserts go to it, and a lookup that misses in the old
+ * array looks in the future one.
+ *
+ * Locking:
+ *   Writers (_locked) hold the stripe of the hash they change, and
+ *   rcu_read_lock (the array they read may be a resize's old one).
+ *   name_table_resize takes each stripe in turn, for a few buckets at a
+ *   time (RESIZE_BUCKETS_HELD), with no other lock of the engine; callers
+ *   serialise resizes (shrink's resize_lock) and hold no stripe.
+ *
+ * Ordering (the loads' side: name_table.h):
+ *   Every store that links a node is a release (name_link_publish), paired
+ *   with the acquire loads of the chains: a reader that finds a node sees
+ *   its fields and the entry's, written before.  A delete or a replace
+ *   leaves the unlinked node's next as it was, so a reader standing on it
+ *   goes on along the chain; the node is freed after a grace period.
+ *   A move: the tail node's next is set to the future bucket's head, the
+ *   node is pushed there (release), then its predecessor's link in the old
+ *   chain is cleared (release).  A reader standing on it meanwhile walks
+ *   into the future chain (more nodes to compare, none missed: it was the
+ *   last of its old chain).  A reader that reads the cleared link (acquire)
+ *   then reads the old array's future (acquire, linked with a release
+ *   before the first move) and that bucket, and sees the node there.
+ *   A writer decides between the arrays under its stripe: the future link
+ *   is published before the resize takes any stripe, so a writer that
+ *   took the stripe after the resize held it sees the future; one that
+ *   saw none wrote into the old array before the resize took the stripe,
+ *   and the resize moves what it wrote.
+ *   The switch (the table's array set to the new one, release) comes after
+ *   every move; the old array, whose future stays set, is freed after a
+ *   grace period, so a caller that read it before the switch is still
+ *   sent to the new one.  Resizes are serialised and each ends with that
+ *   grace period: no reader holds an array two resizes old.
+ */
+#include "engine/internal.h"
+
+#include <errno.h>
+
+/* Buckets a resize moves per hold of a stripe: a writer waiting for it
+ * waits for a few dozen cache misses, not a stripe's share of the table. */
+#define RESIZE_BUCKETS_HELD 16
+
+size_t name_array_bytes(size_t buckets)
+{
+	return sizeof(struct name_array) + buckets * sizeof(struct name_node *);
+}
+
+static struct name_array *name_array_new(size_t buckets)
+{
+	struct name_array *a = slab_arena_zalloc(name_array_bytes(buckets));
+
+	if (a)
+		a->mask = buckets - 1;
+	return a;
+}
+
+int name_table_init(struct name_table *t, size_t buckets)
+{
+	struct name_array *a = name_array_new(buckets);
+
+	if (!a)
+		return -ENOMEM;
+	atomic_init(&t->cur, a);
+	return 0;
+}
+
+void name_table_fini(struct name_table *t)
+{
+	/* relaxed: alone */
+	struct name_array *a = atomic_load_explicit(&t->cur, memory_order_relaxed);
+
+	udc_assert(!atomic_load_explicit(&a->future, memory_order_relaxed));
+	slab_arena_free(a);
+	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+}
+
+/* Store @n in @link, a chain's link: the one publication of the table.
+ * release: pairs with name_chain_first/name_chain_next's acquire. */
+static void name_link_publish(struct name_node *_Atomic *link, struct name_node *n)
+{
+	atomic_store_explicit(link, n, memory_order_release);
+}
+
+/* The link that points at @node (in the array in use or its future), or
+ * NULL.  Stripe held. */
+static struct name_node *_Atomic *name_link_of(struct name_table *t, struct name_node *node)
+{
+	/* acquire: as name_table_find_rcu (another stripe's resize switch) */
+	for (struct name_array *a = atomic_load_explicit(&t->cur, memory_order_acquire); a;
+	     a = name_array_future(a)) {
+		struct name_node *_Atomic *link = &a->b[node->hash & a->mask];
+		struct name_node *n;
+		/* relaxed (here and in the loops below): the stripe we hold
+		 * orders every store to this chain */
+		while ((n = atomic_load_explicit(link, memory_order_relaxed)) != NULL) {
+			if (n == node)
+				return link;
+			link = &n->next;
+		}
+	}
+	return NULL;
+}
+
+struct name_node *name_table_add_replace_locked(struct name_table *t, struct name_node *node,
+						uint64_t hash, name_match_fn *match,
+						const void *key)
+{
+	struct name_array *last = NULL;
+
+	node->hash = hash;
+	/* acquire: as name_table_find_rcu */
+	for (struct name_array *a = atomic_load_explicit(&t->cur, memory_order_acquire); a;
+	     a = name_array_future(a)) {
+		struct name_node *_Atomic *link = &a->b[hash & a->mask];
+		struct name_node *n;
+		while ((n = atomic_load_explicit(link, memory_order_relaxed)) != NULL) {
+			if (n->hash == hash && match(n, key)) {
+				atomic_store_explicit(&node->next,
+						      atomic_load_explicit(&n->next, memory_order_relaxed),
+						      memory_order_relaxed);
+				name_link_publish(link, node);
+				return n;
+			}
+			link = &n->next;
+		}
+		last = a;
+	}
+	/* A new name: on the head of its chain in the newest array. */
+	struct name_node *_Atomic *head = &last->b[hash & last->mask];
+	atomic_store_explicit(&node->next, atomic_load_explicit(head, memory_order_relaxed),
+			      memory_order_relaxed);
+	name_link_publish(head, node);
+	return NULL;
+}
+
+bool name_table_del_locked(struct name_table *t, struct name_node *node)
+{
+	struct name_node *_Atomic *link = name_link_of(t, node);
+
+	if (!link)
+		return false;
+	/* node->next stays: a reader on node goes on along the chain */
+	name_link_publish(link, atomic_load_explicit(&node->next, memory_order_relaxed));
+	return true;
+}
+
+void name_table_replace_locked(struct name_table *t, struct name_node *old, struct name_node *node)
+{
+	struct name_node *_Atomic *link = name_link_of(t, old);
+
+	udc_assert(link);   /* the stripe keeps it in the table */
+	node->hash = old->hash;
+	atomic_store_explicit(&node->next, atomic_load_explicit(&old->next, memory_order_relaxed),
+			      memory_order_relaxed);
+	name_link_publish(link, node);
+}
+
+/* Move the nodes of @from's bucket @i to @to, tail first; its stripe held. */
+static void bucket_move_locked(struct name_array *from, size_t i, struct name_array *to)
+{
+	struct name_node *_Atomic *link = &from->b[i];
+	struct name_node *n;
+
+	while ((n = atomic_load_explicit(link, memory_order_relaxed)) != NULL) {
+		struct name_node *next;
+		/* the tail, and the link that points at it */
+		while ((next = atomic_load_explicit(&n->next, memory_order_relaxed)) != NULL) {
+			link = &n->next;
+			n = next;
+		}
+		struct name_node *_Atomic *head = &to->b[n->hash & to->mask];
+		/* release: n's readers that walk on into the future chain see its nodes */
+		atomic_store_explicit(&n->next, atomic_load_explicit(head, memory_order_relaxed),
+				      memory_order_release);
+		name_link_publish(head, n);
+		/* after the push (release): see Ordering, a move */
+		name_link_publish(link, NULL);
+		link = &from->b[i];
+	}
+}
+
+bool name_table_resize(struct udc_cache *c, size_t buckets)
+{
+	struct name_table *t = &c->names;
+	/* relaxed: resizes are serialised by the caller, the only writers */
+	struct name_array *old = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	size_t stripes = (size_t)c->stripe_mask + 1;
+
+	udc_assert(buckets >= stripes && (buckets & (buckets - 1)) == 0);
+	if (buckets == old->mask + 1)
+		return true;
+	struct name_array *to = name_array_new(buckets);
+	if (!to)
+		return false;
+	/* release: pairs with name_array_future (readers, and writers under
+	 * the stripes taken below) */
+	atomic_store_explicit(&old->future, to, memory_order_release);
+	for (size_t s = 0; s < stripes; s++) {
+		struct stripe *st = &c->stripes[s];
+		for (size_t i = s; i <= old->mask;) {
+#if UDC_DEBUG
+			udc_assert(!lock_held(&st->lock));   /* callers hold no stripe */
+#endif
+			udc_mutex_lock(&st->lock);
+			for (unsigned k = 0; k < RESIZE_BUCKETS_HELD && i <= old->mask; k++, i += stripes)
+				bucket_move_locked(old, i, to);
+			udc_mutex_unlock(&st->lock);
+		}
+	}
+	/* release: pairs with the acquire of t->cur in every lookup (the
+	 * new array's chains, complete now) */
+	atomic_store_explicit(&t->cur, to, memory_order_release);
+	synchronize_rcu();   /* nobody reads old now */
+	slab_arena_free(old);
+	return true;
+}
+
+void name_table_memory(struct name_table *t,
+		       void (*fn)(void *arg, const char *what, void *p, size_t len), void *arg)
+{
+	/* relaxed: no resize runs (the caller's rule) */
+	struct name_array *a = atomic_load_explicit(&t->cur, memory_order_relaxed);
+
+	fn(arg, "name table array", a, name_array_bytes(a->mask + 1));
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine/name_table.h - the name table: entries by the 64-bit hash of
+ * (directory ino, name), in RCU chains whose writers the stripes serialise
+ * (engine/name_table.c says how, and why not rculfhash).
+ *
+ * Readers (the _rcu calls) hold rcu_read_lock.  Writers (the _locked
+ * calls) hold the stripe of the hash they change (stripe_of: the hash's
+ * low bits, so a bucket's names share one stripe at every table size) and
+ * rcu_read_lock.  name_table_resize takes the stripes itself.
+ */
+#ifndef UDC_ENGINE_NAME_TABLE_H
+#define UDC_ENGINE_NAME_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A node of a chain: in struct udc_entry (16 bytes, as rculfhash's was). */
+struct name_node {
+	struct name_node *_Atomic next;
+	uint64_t hash;                    /* written before the node is linked, then fixed */
+};
+
+/* One bucket array.  A resize links the next one as future and moves the
+ * nodes to it; until it is the table's, lookups that miss here look there. */
+struct name_array {
+	size_t mask;                      /* buckets - 1 */
+	struct name_array *_Atomic future;
+	struct name_node *_Atomic b[];
+};
+
+struct name_table {
+	struct name_array *_Atomic cur;
+};
+
+/* Does node (of hash) hold key?  Given inline by the caller. */
+typedef bool name_match_fn(const struct name_node *node, const void *key);
+
+/* The first node of @a's bucket for @hash.  acquire: pairs with the
+ * release stores that link a node (name_link_publish): its fields, and
+ * what its writer did before, are seen. */
+static inline struct name_node *name_chain_first(struct name_array *a, uint64_t hash)
+{
+	return atomic_load_explicit(&a->b[hash & a->mask], memory_order_acquire);
+}
+
+static inline struct name_node *name_chain_next(struct name_node *n)
+{
+	/* acquire: pairs with name_link_publish, as name_chain_first */
+	return atomic_load_explicit(&n->next, memory_order_acquire);
+}
+
+/* The array a resize moves @a's nodes to, or NULL.  acquire: pairs with
+ * the release in name_table_resize's future link, and read after the
+ * chain, so a node a resize took out of @a's chain (a release after it
+ * was linked in the future's) is found there. */
+static inline struct name_array *name_array_future(struct name_array *a)
+{
+	return atomic_load_explicit(&a->future, memory_order_acquire);
+}
+
+/* The node holding @key, or NULL; rcu_read_lock held (or the stripe). */
+static inline __attribute__((always_inline)) struct name_node *
+name_table_find_rcu(struct name_table *t, uint64_t hash, name_match_fn *match, const void *key)
+{
+	/* acquire: pairs with the release in name_table_resize's switch */
+	struct name_array *a = atomic_load_explicit(&t->cur, memory_order_acquire);
+
+	do {
+		for (struct name_node *n = name_chain_first(a, hash); n; n = name_chain_next(n))
+			if (n->hash == hash && match(n, key))
+				return n;
+		a = name_array_future(a);
+	} while (__builtin_expect(a != NULL, 0));
+	return NULL;
+}
+
+/* A table of @buckets (a power of two) buckets: 0 or -ENOMEM. */
+int name_table_init(struct name_table *t, size_t buckets);
+/* Free the arrays (the nodes are the caller's): alone, no reader left. */
+void name_table_fini(struct name_table *t);
+
+/* Link @node (its key: @key, of @hash) in place of the node holding the
+ * same key, returned (the caller frees it after a grace period), or as a
+ * new one (NULL returned).  Stripe of @hash held, rcu_read_lock held. */
+struct name_node *name_table_add_replace_locked(struct name_table *t, struct name_node *node,
+						uint64_t hash, name_match_fn *match,
+						const void *key);
+/* Take @node out of the table: false if it is not in it.  Stripe of its
+ * hash held, rcu_read_lock held. */
+bool name_table_del_locked(struct name_table *t, struct name_node *node);
+/* Put @node (same hash and key) where @old is: old must be in the table.
+ * Stripe held, rcu_read_lock held. */
+void name_table_replace_locked(struct name_table *t, struct name_node *old,
+			       struct name_node *node);
+
+/* Visit every node, rcu_read_lock held, no resize running (a resize's
+ * moved nodes would be visited twice). */
+#define name_table_for_each(t, a, n)                                                        \
+	for ((a) = atomic_load_explicit(&(t)->cur, memory_order_acquire); (a);              \
+	     (a) = name_array_future(a))                                                     \
+		for (size_t name_i_ = 0; name_i_ <= (a)->mask; name_i_++)                    \
+			for ((n) = atomic_load_explicit(&(a)->b[name_i_], memory_order_acquire); \
+			     (n); (n) = name_chain_next(n))
+
+struct udc_cache;
+/* Resize @c's name table to @buckets (a power of two, at least its
+ * stripes): false, and nothing done, when the array cannot be allocated.
+ * Callers serialise resizes; no stripe held, outside rcu_read_lock (it
+ * takes each stripe in turn, and waits a grace period). */
+bool name_table_resize(struct udc_cache *c, size_t buckets);
+
+/* The bytes of an array of @buckets buckets (for bytes_used). */
+size_t name_array_bytes(size_t buckets);
+
+/* For tests: call @fn on the current array (lookups write none of it).
+ * No resize may run. */
+void name_table_memory(struct name_table *t,
+		       void (*fn)(void *arg, const char *what, void *p, size_t len), void *arg);
+
+#endif
