@@ -213,6 +213,10 @@ bool name_table_resize(struct udc_cache *c, size_t buckets)
 	size_t stripes = (size_t)c->stripe_mask + 1;
 
 	udc_assert(buckets >= stripes && (buckets & (buckets - 1)) == 0);
+	/* relaxed: as old; a resize that stopped half way would be lost by
+	 * a second one (none can: resizes run to their end, and a fork
+	 * stops the threads that run them first: engine/fork.c) */
+	udc_assert(!atomic_load_explicit(&old->future, memory_order_relaxed));
 	if (buckets == old->mask + 1)
 		return true;
 	struct name_array *to = name_array_new(buckets);

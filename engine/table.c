@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine/table.c - the memory of the rculfhash tables (names and dirs).
+ * engine/table.c - the memory of the rculfhash table of directories (the
+ * name table is our own: engine/name_table.c).
  *
  * Owns: a cds_lfht_mm_type (table_mm) that hands liburcu bucket arrays
  * allocated before it asks for them, the reservation of those arrays, and
