@@ -254,6 +254,12 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
 	if (!e)
 		return NULL;
+	if (__builtin_expect(!name_node_linkable(&e->node), 0)) {
+		/* an address the name table's buckets cannot hold (none is
+		 * mapped there unless asked: engine/name_table.h) */
+		slab_free_now(s, e);
+		return NULL;
+	}
 	/* Zeroed by slab, and not memset again: a sweeper that finds it in a
 	 * page retired from its cpu slot meanwhile reads published (0) only. */
 	e->kind = kind;

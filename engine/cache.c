@@ -77,7 +77,7 @@ static bool membarrier_available(void)
  * (engine/name_table.c): its room is the new array's; the directory
  * table's keeps its arrays and adds the new orders'.
  */
-#define NAME_BUCKET_BYTES sizeof(struct name_node *)
+#define NAME_BUCKET_BYTES sizeof(name_bucket)
 #define DIR_BUCKET_BYTES sizeof(struct cds_lfht_node)
 static size_t pow2_at_least(size_t n)
 {

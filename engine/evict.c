@@ -209,6 +209,8 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 
 	if (!entry_key_copy(c, old, &key))
 		return SLAB_KEPT;   /* dead: slab gets it back when its free lands */
+	if (!name_node_linkable(&e->node))
+		return SLAB_KEPT;   /* a slot the table cannot link (engine/name_table.h) */
 	const struct name_key k = { .dir = key.dir, .name = key.name, .len = key.len };
 	struct stripe *s = stripe_of(c, key.hash);
 	bool stale = false;

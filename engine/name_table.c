@@ -68,7 +68,7 @@
 
 size_t name_array_bytes(size_t buckets)
 {
-	return sizeof(struct name_array) + buckets * sizeof(struct name_node *);
+	return sizeof(struct name_array) + buckets * sizeof(name_bucket);
 }
 
 static struct name_array *name_array_new(size_t buckets)
@@ -100,31 +100,64 @@ void name_table_fini(struct name_table *t)
 	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
 }
 
-/* Store @n in @link, a chain's link: the one publication of the table.
- * release: pairs with name_chain_first/name_chain_next's acquire. */
+/* Store @n in @link, a node's next: the publication of a chain's
+ * nodes.  release: pairs with name_chain_next's acquire. */
 static void name_link_publish(struct name_node *_Atomic *link, struct name_node *n)
 {
 	atomic_store_explicit(link, n, memory_order_release);
 }
 
-/* The link that points at @node (in the array in use or its future), or
- * NULL.  Stripe held. */
-static struct name_node *_Atomic *name_link_of(struct name_table *t, struct name_node *node)
+/* Store @v (a first node and a summary) in @bk.  release: pairs with
+ * name_chain_first's acquire. */
+static void name_bucket_publish(name_bucket *bk, uint64_t v)
+{
+	atomic_store_explicit(bk, v, memory_order_release);
+}
+
+/* Where a chain points at a node: its bucket (next NULL), or the previous
+ * node's next. */
+struct name_link {
+	name_bucket *bucket;
+	struct name_node *_Atomic *next;
+};
+
+/* Point @l at @n (NULL: the chain ends there).  A bucket keeps its summary
+ * (a superset is right), but an empty chain's is cleared. */
+static void name_link_set(struct name_link l, struct name_node *n)
+{
+	if (l.next) {
+		name_link_publish(l.next, n);
+		return;
+	}
+	/* relaxed (here and in every load of a chain below): the stripe we
+	 * hold orders every store to this chain */
+	uint64_t v = atomic_load_explicit(l.bucket, memory_order_relaxed);
+	name_bucket_publish(l.bucket, n ? (uintptr_t)n | (v & ~NAME_PTR_MASK) : 0);
+}
+
+static struct name_node *name_next_locked(struct name_node *n)
+{
+	return atomic_load_explicit(&n->next, memory_order_relaxed);   /* relaxed: see above */
+}
+
+/* The link that points at @node (in the array in use or its future):
+ * false if none does.  Stripe held. */
+static bool name_link_of(struct name_table *t, struct name_node *node, struct name_link *out)
 {
 	/* acquire: as name_table_find_rcu (another stripe's resize switch) */
 	for (struct name_array *a = atomic_load_explicit(&t->cur, memory_order_acquire); a;
 	     a = name_array_future(a)) {
-		struct name_node *_Atomic *link = &a->b[node->hash & a->mask];
-		struct name_node *n;
-		/* relaxed (here and in the loops below): the stripe we hold
-		 * orders every store to this chain */
-		while ((n = atomic_load_explicit(link, memory_order_relaxed)) != NULL) {
-			if (n == node)
-				return link;
-			link = &n->next;
+		struct name_link l = { .bucket = &a->b[node->hash & a->mask] };
+		uint64_t v = atomic_load_explicit(l.bucket, memory_order_relaxed);
+		for (struct name_node *n = name_bucket_node(v); n; n = name_next_locked(n)) {
+			if (n == node) {
+				*out = l;
+				return true;
+			}
+			l = (struct name_link){ .next = &n->next };
 		}
 	}
-	return NULL;
+	return false;
 }
 
 struct name_node *name_table_add_replace_locked(struct name_table *t, struct name_node *node,
@@ -132,76 +165,83 @@ struct name_node *name_table_add_replace_locked(struct name_table *t, struct nam
 						const void *key)
 {
 	struct name_array *last = NULL;
+	uint64_t hint = name_hint(hash), exact = 0;
+	bool walked = false;
 
+	udc_assert(name_node_linkable(node));
 	node->hash = hash;
 	/* acquire: as name_table_find_rcu */
 	for (struct name_array *a = atomic_load_explicit(&t->cur, memory_order_acquire); a;
 	     a = name_array_future(a)) {
-		struct name_node *_Atomic *link = &a->b[hash & a->mask];
-		struct name_node *n;
-		while ((n = atomic_load_explicit(link, memory_order_relaxed)) != NULL) {
+		struct name_link l = { .bucket = &a->b[hash & a->mask] };
+		uint64_t v = atomic_load_explicit(l.bucket, memory_order_relaxed);
+		last = a;
+		walked = v & hint;   /* else no node of the chain has our bit: none is ours */
+		exact = 0;
+		for (struct name_node *n = walked ? name_bucket_node(v) : NULL; n;
+		     n = name_next_locked(n)) {
 			if (n->hash == hash && match(n, key)) {
-				atomic_store_explicit(&node->next,
-						      atomic_load_explicit(&n->next, memory_order_relaxed),
+				atomic_store_explicit(&node->next, name_next_locked(n),
 						      memory_order_relaxed);
-				name_link_publish(link, node);
+				name_link_set(l, node);
 				return n;
 			}
-			link = &n->next;
+			exact |= name_hint(n->hash);
+			l = (struct name_link){ .next = &n->next };
 		}
-		last = a;
 	}
-	/* A new name: on the head of its chain in the newest array. */
-	struct name_node *_Atomic *head = &last->b[hash & last->mask];
-	atomic_store_explicit(&node->next, atomic_load_explicit(head, memory_order_relaxed),
-			      memory_order_relaxed);
-	name_link_publish(head, node);
+	/* A new name: on the head of its chain in the newest array, whose
+	 * summary is made exact again if its chain was walked whole. */
+	name_bucket *bk = &last->b[hash & last->mask];
+	uint64_t v = atomic_load_explicit(bk, memory_order_relaxed);
+	atomic_store_explicit(&node->next, name_bucket_node(v), memory_order_relaxed);
+	name_bucket_publish(bk, (uintptr_t)node | (walked ? exact : v & ~NAME_PTR_MASK) | hint);
 	return NULL;
 }
 
 bool name_table_del_locked(struct name_table *t, struct name_node *node)
 {
-	struct name_node *_Atomic *link = name_link_of(t, node);
+	struct name_link l;
 
-	if (!link)
+	if (!name_link_of(t, node, &l))
 		return false;
 	/* node->next stays: a reader on node goes on along the chain */
-	name_link_publish(link, atomic_load_explicit(&node->next, memory_order_relaxed));
+	name_link_set(l, name_next_locked(node));
 	return true;
 }
 
 void name_table_replace_locked(struct name_table *t, struct name_node *old, struct name_node *node)
 {
-	struct name_node *_Atomic *link = name_link_of(t, old);
+	struct name_link l;
+	bool found = name_link_of(t, old, &l);
 
-	udc_assert(link);   /* the stripe keeps it in the table */
-	node->hash = old->hash;
-	atomic_store_explicit(&node->next, atomic_load_explicit(&old->next, memory_order_relaxed),
-			      memory_order_relaxed);
-	name_link_publish(link, node);
+	udc_assert(found && name_node_linkable(node));   /* the stripe keeps old in the table */
+	(void)found;
+	node->hash = old->hash;   /* the same summary bit */
+	atomic_store_explicit(&node->next, name_next_locked(old), memory_order_relaxed);
+	name_link_set(l, node);
 }
 
 /* Move the nodes of @from's bucket @i to @to, tail first; its stripe held. */
 static void bucket_move_locked(struct name_array *from, size_t i, struct name_array *to)
 {
-	struct name_node *_Atomic *link = &from->b[i];
 	struct name_node *n;
 
-	while ((n = atomic_load_explicit(link, memory_order_relaxed)) != NULL) {
+	while ((n = name_bucket_node(atomic_load_explicit(&from->b[i], memory_order_relaxed)))) {
+		struct name_link l = { .bucket = &from->b[i] };
 		struct name_node *next;
 		/* the tail, and the link that points at it */
-		while ((next = atomic_load_explicit(&n->next, memory_order_relaxed)) != NULL) {
-			link = &n->next;
+		while ((next = name_next_locked(n)) != NULL) {
+			l = (struct name_link){ .next = &n->next };
 			n = next;
 		}
-		struct name_node *_Atomic *head = &to->b[n->hash & to->mask];
+		name_bucket *head = &to->b[n->hash & to->mask];
+		uint64_t v = atomic_load_explicit(head, memory_order_relaxed);
 		/* release: n's readers that walk on into the future chain see its nodes */
-		atomic_store_explicit(&n->next, atomic_load_explicit(head, memory_order_relaxed),
-				      memory_order_release);
-		name_link_publish(head, n);
+		atomic_store_explicit(&n->next, name_bucket_node(v), memory_order_release);
+		name_bucket_publish(head, (uintptr_t)n | (v & ~NAME_PTR_MASK) | name_hint(n->hash));
 		/* after the push (release): see Ordering, a move */
-		name_link_publish(link, NULL);
-		link = &from->b[i];
+		name_link_set(l, NULL);
 	}
 }
 

@@ -23,12 +23,47 @@ struct name_node {
 	uint64_t hash;                    /* written before the node is linked, then fixed */
 };
 
+/*
+ * A bucket: its chain's first node in the low NAME_PTR_BITS bits, and in
+ * the 16 above them a summary of the chain: bit (hash >> 60) of every
+ * node's hash is set (and maybe others: a removal leaves its bit, an
+ * insert that walks the whole chain sets the exact ones again, an empty
+ * chain has none).  A lookup or an insert of a name whose bit is clear
+ * skips the chain: a new name's insert and an absent name's lookup walk
+ * it 1 time in 16 per node, where every node was a cache miss (the
+ * `mixed` workload's inserts, BENCHMARKS.md, issue 16, stop 34).  Nodes
+ * live in slab pages below 2^NAME_PTR_BITS (x86-64 and arm64 Linux map no
+ * higher address unless asked with a hint: engine/alloc.c refuses a slot
+ * above, which cannot happen there).
+ */
+#define NAME_PTR_BITS 48
+#define NAME_PTR_MASK ((UINT64_C(1) << NAME_PTR_BITS) - 1)
+typedef _Atomic uint64_t name_bucket;
+
+/* The summary bit of @hash. */
+static inline uint64_t name_hint(uint64_t hash)
+{
+	return UINT64_C(1) << (NAME_PTR_BITS + (hash >> 60));
+}
+
+/* The first node of a bucket's value. */
+static inline struct name_node *name_bucket_node(uint64_t v)
+{
+	return (struct name_node *)(uintptr_t)(v & NAME_PTR_MASK);
+}
+
+/* Can @node be linked (its address below 2^NAME_PTR_BITS)? */
+static inline bool name_node_linkable(const void *node)
+{
+	return ((uintptr_t)node >> NAME_PTR_BITS) == 0;
+}
+
 /* One bucket array.  A resize links the next one as future and moves the
  * nodes to it; until it is the table's, lookups that miss here look there. */
 struct name_array {
 	size_t mask;                      /* buckets - 1 */
 	struct name_array *_Atomic future;
-	struct name_node *_Atomic b[];
+	name_bucket b[];
 };
 
 struct name_table {
@@ -38,12 +73,15 @@ struct name_table {
 /* Does node (of hash) hold key?  Given inline by the caller. */
 typedef bool name_match_fn(const struct name_node *node, const void *key);
 
-/* The first node of @a's bucket for @hash.  acquire: pairs with the
- * release stores that link a node (name_link_publish): its fields, and
+/* The first node of @a's bucket for @hash, or NULL if the bucket's
+ * summary rules @hash out.  acquire: pairs with the release stores that
+ * link a node (name_link_publish, name_bucket_publish): its fields, and
  * what its writer did before, are seen. */
 static inline struct name_node *name_chain_first(struct name_array *a, uint64_t hash)
 {
-	return atomic_load_explicit(&a->b[hash & a->mask], memory_order_acquire);
+	uint64_t v = atomic_load_explicit(&a->b[hash & a->mask], memory_order_acquire);
+
+	return v & name_hint(hash) ? name_bucket_node(v) : NULL;
 }
 
 static inline struct name_node *name_chain_next(struct name_node *n)
@@ -102,7 +140,8 @@ void name_table_replace_locked(struct name_table *t, struct name_node *old,
 	for ((a) = atomic_load_explicit(&(t)->cur, memory_order_acquire); (a);              \
 	     (a) = name_array_future(a))                                                     \
 		for (size_t name_i_ = 0; name_i_ <= (a)->mask; name_i_++)                    \
-			for ((n) = atomic_load_explicit(&(a)->b[name_i_], memory_order_acquire); \
+			for ((n) = name_bucket_node(atomic_load_explicit(&(a)->b[name_i_],       \
+									 memory_order_acquire)); \
 			     (n); (n) = name_chain_next(n))
 
 struct udc_cache;
