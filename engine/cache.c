@@ -727,6 +727,9 @@ int engine_check(struct udc_cache *c)
 	udc_stats_get(c, &st);
 	CHECK(entries == counted_entries, "table holds %lld, counted %lld", (long long)entries,
 	      (long long)counted_entries);
+	size_t misplaced = name_table_check(&c->names);
+	CHECK(misplaced == 0, "%zu entries in a chain not of their hash, or missing from its summary",
+	      misplaced);
 	CHECK((uint64_t)pos == st.nr_positive, "positives: %lld held, stats %llu", (long long)pos,
 	      (unsigned long long)st.nr_positive);
 	CHECK((uint64_t)neg == st.nr_negative, "negatives: %lld held, stats %llu", (long long)neg,

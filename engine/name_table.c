@@ -13,6 +13,8 @@
  * an insert's walk of its bucket to its place in the split order, a cache
  * miss a node (30% of the `mixed` workload's writer; BENCHMARKS.md, issue
  * 16, stop 33), where the kernel's dcache pushes onto its chain's head.
+ * An insert here must still find the name's entry to replace it; the
+ * bucket's summary (name_table.h) spares it the walk when none can be.
  * Here a stripe is the hash's low bits and every array has at least as
  * many buckets as there are stripes, so all the names of a bucket, in the
  * array in use and in the one a resize moves them to, share one stripe:
@@ -52,6 +54,14 @@
  *   took the stripe after the resize held it sees the future; one that
  *   saw none wrote into the old array before the resize took the stripe,
  *   and the resize moves what it wrote.
+ *   A bucket's word (its first node and its chain's summary, name_table.h)
+ *   changes by one release store, and its summary holds the bit of every
+ *   node in the chain the word points to: an insert adds its bit (and
+ *   makes the rest exact when it walked the chain whole), a replace keeps
+ *   it (same hash), a removal keeps every bit (clears them when the chain
+ *   empties), a move adds the node's bit to its new bucket.  A lookup that
+ *   reads a word without its bit found no node of its hash in that chain
+ *   as it was at that store: the miss is linearised there.
  *   The switch (the table's array set to the new one, release) comes after
  *   every move; the old array, whose future stays set, is freed after a
  *   grace period, so a caller that read it before the switch is still
@@ -283,6 +293,21 @@ bool name_table_resize(struct udc_cache *c, size_t buckets)
 	synchronize_rcu();   /* nobody reads old now */
 	slab_arena_free(old);
 	return true;
+}
+
+size_t name_table_check(struct name_table *t)
+{
+	size_t bad = 0;
+
+	/* relaxed: nothing runs beside us (the caller's rule) */
+	for (struct name_array *a = atomic_load_explicit(&t->cur, memory_order_relaxed); a;
+	     a = atomic_load_explicit(&a->future, memory_order_relaxed))
+		for (size_t i = 0; i <= a->mask; i++) {
+			uint64_t v = atomic_load_explicit(&a->b[i], memory_order_relaxed);
+			for (struct name_node *n = name_bucket_node(v); n; n = name_next_locked(n))
+				bad += (n->hash & a->mask) != i || !(v & name_hint(n->hash));
+		}
+	return bad;
 }
 
 void name_table_memory(struct name_table *t,

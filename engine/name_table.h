@@ -154,6 +154,11 @@ bool name_table_resize(struct udc_cache *c, size_t buckets);
 /* The bytes of an array of @buckets buckets (for bytes_used). */
 size_t name_array_bytes(size_t buckets);
 
+/* The validator's part (engine_check): the nodes in a chain not of their
+ * bucket's hash, or whose bit the bucket's summary lacks.  No resize and
+ * no writer may run. */
+size_t name_table_check(struct name_table *t);
+
 /* For tests: call @fn on the current array (lookups write none of it).
  * No resize may run. */
 void name_table_memory(struct name_table *t,
