@@ -3,13 +3,15 @@
  * engine/cache.c - a cache's life: udc_create, udc_destroy, statistics,
  * udc_version, udc_thread_offline/online, and the engine's validator.
  *
- * Owns: struct udc_cache itself, its two rculfhash tables' creation and
- * destruction, and the memory accounting total (cache_bytes_used).
+ * Owns: struct udc_cache itself, its tables' creation, sizing and
+ * destruction (the name table's: engine/name_table.c; the directories'
+ * rculfhash: engine/table.c), and the memory accounting total
+ * (cache_bytes_used).
  *
  * bytes_used = every allocation made through engine/alloc.c (entries,
  * external names, directory objects, stats chunks, free batches, the
- * cache struct) + the name and directory tables' bucket arrays (16 bytes
- * a bucket; the tables are sized here, see "Table sizes").
+ * cache struct) + the name and directory tables' bucket arrays (8 and 16
+ * bytes a bucket; the tables are sized here, see "Table sizes").
  *
  * Locking: none of its own; udc_destroy runs alone (the caller's promise).
  *
@@ -74,8 +76,11 @@ static bool membarrier_available(void)
  * what a bucket costs: 8 bytes (a chain's head) in the name table, 16 (a
  * struct cds_lfht_node) in the directory table.  A growth of the name
  * table allocates the new array whole and frees the old one at its end
- * (engine/name_table.c): its room is the new array's; the directory
- * table's keeps its arrays and adds the new orders'.
+ * (engine/name_table.c): its room is the new array's (more than the net
+ * growth, which the pass after it gives back to the directory table's);
+ * a shrink of it holds its new array, a quarter of the old one at most,
+ * uncounted until it ends.  The directory table's keeps its arrays and
+ * adds the new orders'.
  */
 #define NAME_BUCKET_BYTES sizeof(name_bucket)
 #define DIR_BUCKET_BYTES sizeof(struct cds_lfht_node)
@@ -727,7 +732,9 @@ int engine_check(struct udc_cache *c)
 	udc_stats_get(c, &st);
 	CHECK(entries == counted_entries, "table holds %lld, counted %lld", (long long)entries,
 	      (long long)counted_entries);
+	rcu_read_lock();   /* a resize after all would free the array it reads */
 	size_t misplaced = name_table_check(&c->names);
+	rcu_read_unlock();
 	CHECK(misplaced == 0, "%zu entries in a chain not of their hash, or missing from its summary",
 	      misplaced);
 	CHECK((uint64_t)pos == st.nr_positive, "positives: %lld held, stats %llu", (long long)pos,

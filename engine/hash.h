@@ -7,8 +7,8 @@
  * embedder's udc_config.hash_key), so that clients who choose names cannot
  * build long hash chains: without the key, which names collide cannot be
  * predicted, and timing what collides teaches nothing about the key.  The
- * full 64-bit value is what rculfhash compares before it calls the name
- * match.  Two functions, chosen once per cache at udc_create (hash_key_init):
+ * full 64-bit value is what the name table compares before it calls the
+ * name match.  Two functions, chosen once per cache at udc_create (hash_key_init):
  *
  * NH then AES (x86-64 with AES-NI: every x86-64 server CPU since 2010).
  *   The message, as 64-bit little-endian words w = ino, the name's tail

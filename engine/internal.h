@@ -998,6 +998,8 @@ void fork_unregister(struct udc_cache *c);
  * accessors: engine/engine.h) */
 
 /* ---- engine/cache.c (cache_* for the policy: engine/engine.h) ---- */
-int engine_check(struct udc_cache *c);   /* the validator: 0 or -EUCLEAN, prints why */
+/* The validator: 0 or -EUCLEAN, prints why.  No mutation may run, nor a
+ * resize (tests/common/tquiet.h, with a reclaim thread). */
+int engine_check(struct udc_cache *c);
 
 #endif

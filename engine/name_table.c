@@ -19,8 +19,9 @@
  * many buckets as there are stripes, so all the names of a bucket, in the
  * array in use and in the one a resize moves them to, share one stripe:
  * its holder owns the chain.  A link change is a release store, an insert
- * a push on the head, and a lookup reads an array and a chain with plain
- * loads (no indirect bucket_at, no reversed-hash order).
+ * a push on the head, and a lookup reads an array and a chain with acquire
+ * loads (plain ones on x86; no indirect bucket_at, no reversed-hash
+ * order).
  *
  * The resize (a relativistic one, as the kernel's rhashtable): allocate
  * the new array, link it as the old one's future, then, bucket by bucket,
@@ -153,7 +154,7 @@ static struct name_node *name_next_locked(struct name_node *n)
 }
 
 /* The link that points at @node (in the array in use or its future):
- * false if none does.  Stripe held. */
+ * false if none does.  Stripe and rcu_read_lock held. */
 static bool name_link_of(struct name_table *t, struct name_node *node, struct name_link *out)
 {
 	/* acquire: as name_table_find_rcu (another stripe's resize switch) */

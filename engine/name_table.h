@@ -99,7 +99,8 @@ static inline struct name_array *name_array_future(struct name_array *a)
 	return atomic_load_explicit(&a->future, memory_order_acquire);
 }
 
-/* The node holding @key, or NULL; rcu_read_lock held (or the stripe). */
+/* The node holding @key, or NULL; rcu_read_lock held (a stripe alone is
+ * not enough: a resize frees the old array after a grace period). */
 static inline __attribute__((always_inline)) struct name_node *
 name_table_find_rcu(struct name_table *t, uint64_t hash, name_match_fn *match, const void *key)
 {

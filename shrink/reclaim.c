@@ -168,8 +168,12 @@ static void tables_resize_locked(struct shrink *sh)
 	lock_assert_held(&sh->resize_lock);
 	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
 	size_t used = cache_bytes_used(sh->c);
+	/* a cancel in its grace period would leave resize_lock held and the
+	 * old array allocated */
+	int cs = cancel_hold();
 
 	cache_tables_resize(sh->c, limit > used ? limit - used : 0);
+	cancel_release(cs);
 }
 
 /* The same, waiting for a resize in progress; shrink_lock not held (see
@@ -353,13 +357,13 @@ static bool worker_start(struct shrink *sh)
 }
 
 /*
- * Without the thread: resize the tables that are due.  liburcu resizes in
- * the calling thread, in time proportional to the buckets: up to
- * RESIZE_INLINE_BUCKETS (about a millisecond) in this call, unless another
- * resize is running; past it, in the worker.  (Inline, the growth of a
- * 32 M-bucket table held one call for 10 s; liburcu spreads resizes of
- * more than 8192 buckets over threads it makes for them anyway.)  If the
- * worker cannot be made, the resize waits for a later call.
+ * Without the thread: resize the tables that are due.  A resize runs in
+ * the calling thread (the name table's, engine/name_table.c, and
+ * liburcu's of the directory table), in time proportional to the buckets:
+ * up to RESIZE_INLINE_BUCKETS (about a millisecond) in this call, unless
+ * another resize is running; past it, in the worker.  (Inline, the growth
+ * of a 32 M-bucket table held one call for 10 s.)  If the worker cannot
+ * be made, the resize waits for a later call.
  */
 static void tables_resize_calls(struct shrink *sh)
 {
