@@ -625,10 +625,8 @@ static struct holder_slot *holder_slot(struct holder_slot *t, size_t mask, const
 	return &t[i];
 }
 
-/* The validator: walk every table and list and check the invariants of
- * internal.h.  Call with no mutation running.  0, or -EUCLEAN and why on
- * stderr. */
-int engine_check(struct udc_cache *c)
+/* engine_check, the name table's resizes held off. */
+static int engine_check_held(struct udc_cache *c)
 {
 	struct name_array *a;
 	struct name_node *nn;
@@ -743,4 +741,12 @@ int engine_check(struct udc_cache *c)
 	      (unsigned long long)st.nr_negative);
 #undef CHECK
 	return bad ? -EUCLEAN : 0;
+}
+
+int engine_check(struct udc_cache *c)
+{
+	name_table_hold(&c->names);   /* a resize would move nodes under the walks */
+	int bad = engine_check_held(c);
+	name_table_release(&c->names);
+	return bad;
 }

@@ -998,8 +998,10 @@ void fork_unregister(struct udc_cache *c);
  * accessors: engine/engine.h) */
 
 /* ---- engine/cache.c (cache_* for the policy: engine/engine.h) ---- */
-/* The validator: 0 or -EUCLEAN, prints why.  No mutation may run, nor a
- * resize (tests/common/tquiet.h, with a reclaim thread). */
+/* The validator: walk every table and list and check the invariants of
+ * internal.h: 0, or -EUCLEAN and why on stderr.  Call with no mutation
+ * running (with a reclaim thread: tests/common/tquiet.h); it holds the
+ * name table's resizes off itself (name_table_hold). */
 int engine_check(struct udc_cache *c);
 
 #endif

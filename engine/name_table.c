@@ -34,9 +34,11 @@
  * Locking:
  *   Writers (_locked) hold the stripe of the hash they change, and
  *   rcu_read_lock (the array they read may be a resize's old one).
- *   name_table_resize takes each bucket's stripe in turn, for that
- *   bucket's moves, with no other lock of the engine; callers serialise
- *   resizes (shrink's resize_lock) and hold no stripe.
+ *   name_table_resize holds t->resizing throughout (so that a walk of
+ *   every node, engine_check's, can hold resizes off: name_table_hold)
+ *   and takes each bucket's stripe in turn, for that bucket's moves;
+ *   callers serialise resizes anyway (shrink's resize_lock) and hold no
+ *   stripe.  Order: resize_lock, resizing, a stripe.
  *
  * Ordering (the loads' side: name_table.h):
  *   Every store that links a node is a release (name_link_publish), paired
@@ -100,6 +102,7 @@ int name_table_init(struct name_table *t, size_t buckets)
 	if (!a)
 		return -ENOMEM;
 	atomic_init(&t->cur, a);
+	udc_mutex_init(&t->resizing);
 	return 0;
 }
 
@@ -111,6 +114,17 @@ void name_table_fini(struct name_table *t)
 	udc_assert(!atomic_load_explicit(&a->future, memory_order_relaxed));
 	slab_arena_free(a);
 	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+	udc_mutex_destroy(&t->resizing);
+}
+
+void name_table_hold(struct name_table *t)
+{
+	udc_mutex_lock(&t->resizing);
+}
+
+void name_table_release(struct name_table *t)
+{
+	udc_mutex_unlock(&t->resizing);
 }
 
 /* Store @n in @link, a node's next: the publication of a chain's
@@ -258,10 +272,21 @@ static void bucket_move_locked(struct name_array *from, size_t i, struct name_ar
 	}
 }
 
+static bool name_table_resize_held(struct udc_cache *c, size_t buckets);
+
 bool name_table_resize(struct udc_cache *c, size_t buckets)
 {
+	name_table_hold(&c->names);
+	bool done = name_table_resize_held(c, buckets);
+	name_table_release(&c->names);
+	return done;
+}
+
+static bool name_table_resize_held(struct udc_cache *c, size_t buckets)
+{
 	struct name_table *t = &c->names;
-	/* relaxed: resizes are serialised by the caller, the only writers */
+	lock_assert_held(&t->resizing);
+	/* relaxed: resizes are serialised (t->resizing), the only writers */
 	struct name_array *old = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	udc_assert(buckets > c->stripe_mask && (buckets & (buckets - 1)) == 0);
 	/* relaxed: as old; a resize that stopped half way would be lost by

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/lock.h"
+
 /* A node of a chain: in struct udc_entry (16 bytes, as rculfhash's was). */
 struct name_node {
 	struct name_node *_Atomic next;
@@ -68,6 +70,7 @@ struct name_array {
 
 struct name_table {
 	struct name_array *_Atomic cur;
+	struct udc_mutex resizing;        /* held through a resize (name_table_hold) */
 };
 
 /* Does node (of hash) hold key?  Given inline by the caller. */
@@ -135,8 +138,13 @@ bool name_table_del_locked(struct name_table *t, struct name_node *node);
 void name_table_replace_locked(struct name_table *t, struct name_node *old,
 			       struct name_node *node);
 
-/* Visit every node, rcu_read_lock held, no resize running (a resize's
- * moved nodes would be visited twice). */
+/* Hold off resizes (a walk of every node would see a moving one twice, or
+ * miss it), and let them go.  Taken before any stripe; not with one held. */
+void name_table_hold(struct name_table *t);
+void name_table_release(struct name_table *t);
+
+/* Visit every node, rcu_read_lock held, no resize running (name_table_hold,
+ * or alone). */
 #define name_table_for_each(t, a, n)                                                        \
 	for ((a) = atomic_load_explicit(&(t)->cur, memory_order_acquire); (a);              \
 	     (a) = name_array_future(a))                                                     \
@@ -156,8 +164,8 @@ bool name_table_resize(struct udc_cache *c, size_t buckets);
 size_t name_array_bytes(size_t buckets);
 
 /* The validator's part (engine_check): the nodes in a chain not of their
- * bucket's hash, or whose bit the bucket's summary lacks.  No resize and
- * no writer may run. */
+ * bucket's hash, or whose bit the bucket's summary lacks.  No writer may
+ * run, nor a resize (name_table_hold); rcu_read_lock held. */
 size_t name_table_check(struct name_table *t);
 
 /* For tests: call @fn on the current array (lookups write none of it).

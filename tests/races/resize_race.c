@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
 	for (unsigned i = 0; i <= threads; i++)
 		pthread_join(tid[i], NULL);
-	/* the shrink worker may be in a resize of its own */
+	/* the shrink worker may be in a batch or a resize of its own */
 	int bad = tc_engine_check_quiet(cache);
 	udc_destroy(cache);
 	if (atomic_load(&failures) || bad) {

@@ -769,8 +769,7 @@ static void *dc_run(void *arg)
 
 /* engine_check is exact only when nothing changes the tables: with the
  * clients stopped, the reclaim thread may still be mid-batch (an ASan CI
- * run saw 75 positives in the table, 66 counted) or in a resize
- * (tests/common/tquiet.h). */
+ * run saw 75 positives in the table, 66 counted): tests/common/tquiet.h. */
 static int check_between_batches(udc_cache *c)
 {
 	return tc_engine_check_quiet(c);
