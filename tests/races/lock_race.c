@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #endif
 #include "common/lock.h"
+#include "tests/races/race.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -55,21 +56,13 @@ static unsigned nr_threads = 8, rounds = 20000, relay_laps = 200;
 static uint64_t seed;
 static _Atomic uint64_t adds[NR_LOCKS], overlaps, wrong_turns, busy, taken, errno_changed;
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
-
 static void *worker(void *arg)
 {
 	unsigned id = (unsigned)(uintptr_t)arg;
 	uint64_t rng = seed ^ ((uint64_t)id << 32);
 
 	for (unsigned r = 0; r < rounds; r++) {
-		uint64_t x = splitmix(&rng);
+		uint64_t x = race_splitmix(&rng);
 		struct guarded *s = &g[x % NR_LOCKS];
 
 		if (x & 0x100) {
@@ -116,18 +109,12 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 20;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--threads"))
-			nr_threads = (unsigned)strtoul(argv[i + 1], NULL, 0);
-		else if (!strcmp(argv[i], "--rounds"))
-			rounds = (unsigned)strtoul(argv[i + 1], NULL, 0);
-		else if (!strcmp(argv[i], "--seed"))
-			seed = strtoull(argv[i + 1], NULL, 0);
-		else {
-			fprintf(stderr, "usage: %s [--threads N] [--rounds N] [--seed S]\n", argv[0]);
-			return 2;
-		}
-	}
+	const struct race_opt opts[] = {
+		{ "--threads", &nr_threads, NULL }, { "--rounds", &rounds, NULL },
+		{ "--seed", NULL, &seed }, { NULL, NULL, NULL },
+	};
+	if (race_args(argc, argv, opts))
+		return 2;
 	if (nr_threads < 1 || nr_threads > MAX_THREADS) {
 		fprintf(stderr, "lock_race: --threads must be 1..%d\n", MAX_THREADS);
 		return 2;

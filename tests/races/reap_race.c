@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #endif
 #include "include/udcache.h"
+#include "tests/races/race.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -47,14 +48,6 @@ static atomic_int failures;
 static atomic_ulong calls, stale, shrinks;
 static unsigned nr_dirs = 8;
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
-
 static void fail(const char *what, int r)
 {
 	fprintf(stderr, "reap_race: %s returned %d\n", what, r);
@@ -67,7 +60,7 @@ static void *worker(void *arg)
 	uint64_t seed = (uint64_t)(uintptr_t)arg;
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		udc_ino dir = 2 + splitmix(&seed) % nr_dirs;
+		udc_ino dir = 2 + race_splitmix(&seed) % nr_dirs;
 		struct udc_fill f;
 		int r = udc_dir_fill_begin(cache, dir, &f);
 		if (r) {
@@ -113,21 +106,12 @@ int main(int argc, char **argv)
 	unsigned threads = 4, seconds = 2;
 	uint64_t seed = (uint64_t)time(NULL);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-			threads = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--dirs") && i + 1 < argc)
-			nr_dirs = (unsigned)strtoul(argv[++i], NULL, 0);
-		else {
-			fprintf(stderr, "usage: %s [--threads N] [--seconds N] [--seed N] [--dirs N]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	const struct race_opt opts[] = {
+		{ "--threads", &threads, NULL }, { "--seconds", &seconds, NULL },
+		{ "--seed", NULL, &seed }, { "--dirs", &nr_dirs, NULL }, { NULL, NULL, NULL },
+	};
+	if (race_args(argc, argv, opts))
+		return 2;
 	if (!threads || threads > 256 || !nr_dirs) {
 		fprintf(stderr, "reap_race: --threads 1..256, --dirs >= 1\n");
 		return 2;
@@ -147,11 +131,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < threads; i++)
 		pthread_create(&tid[i], NULL, worker, (void *)(uintptr_t)(seed + i));
 	pthread_create(&tid[threads], NULL, reaper, NULL);
-	struct timespec end;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += seconds;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
-		;
+	race_sleep(seconds);
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
 	for (unsigned i = 0; i <= threads; i++)
 		pthread_join(tid[i], NULL);

@@ -28,6 +28,7 @@
 #include "engine/internal.h"
 #include "shrink/internal.h"   /* resize_lock */
 #include "tests/common/tquiet.h"
+#include "tests/races/race.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -46,14 +47,6 @@ static udc_cache *cache;
 static atomic_bool stop;
 static atomic_int failures;
 static atomic_ulong lookups, replaces, churns, resizes;
-
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
 
 static __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...)
 {
@@ -85,7 +78,7 @@ static void *looker(void *arg)
 	char nm[32];
 
 	while (!stopped()) {
-		unsigned i = (unsigned)(splitmix(&seed) % STABLE);
+		unsigned i = (unsigned)(race_splitmix(&seed) % STABLE);
 		size_t len = stable_name(nm, i);
 		struct udc_attr a;
 		int r = udc_lookup(cache, STABLE_DIR, nm, len, &a);
@@ -107,13 +100,13 @@ static void *replacer(void *arg)
 	char nm[32];
 
 	while (!stopped()) {
-		unsigned i = (unsigned)(splitmix(&seed) % STABLE);
+		unsigned i = (unsigned)(race_splitmix(&seed) % STABLE);
 		size_t len = stable_name(nm, i);
 		int r;
 		if (i % 4 == 0) {
 			r = udc_add_negative(cache, STABLE_DIR, nm, len, 0);
 		} else {
-			struct udc_attr a = { .ino = INO_BASE + 2 * i + (splitmix(&seed) & 1),
+			struct udc_attr a = { .ino = INO_BASE + 2 * i + (race_splitmix(&seed) & 1),
 					      .type = UDC_TYPE_REG };
 			r = udc_add(cache, STABLE_DIR, nm, len, &a);
 		}
@@ -133,7 +126,7 @@ static void *churner(void *arg)
 	char nm[32];
 
 	while (!stopped()) {
-		unsigned i = (unsigned)(splitmix(&seed) % CHURN_NAMES);
+		unsigned i = (unsigned)(race_splitmix(&seed) % CHURN_NAMES);
 		size_t len = (size_t)sprintf(nm, "churn-%u", i);
 		struct udc_attr a = { .ino = INO_BASE + i, .type = UDC_TYPE_REG }, got;
 		int r = udc_add(cache, dir, nm, len, &a);
@@ -162,7 +155,7 @@ static void *resizer(void *arg)
 	unsigned min_order = (unsigned)__builtin_ctz(c->stripe_mask + 1);
 
 	while (!stopped()) {
-		size_t buckets = (size_t)1 << (min_order + splitmix(&seed) % (18 - min_order));
+		size_t buckets = (size_t)1 << (min_order + race_splitmix(&seed) % (18 - min_order));
 		udc_mutex_lock(&c->shrink->resize_lock);
 		if (name_table_resize(c, buckets))
 			/* relaxed: accounting, as cache.c's table_resize */
@@ -179,18 +172,12 @@ int main(int argc, char **argv)
 	unsigned threads = 4, seconds = 2;
 	uint64_t seed = (uint64_t)time(NULL);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-			threads = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = (unsigned)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-			seed = strtoull(argv[++i], NULL, 0);
-		else {
-			fprintf(stderr, "usage: %s [--threads N] [--seconds N] [--seed N]\n", argv[0]);
-			return 2;
-		}
-	}
+	const struct race_opt opts[] = {
+		{ "--threads", &threads, NULL }, { "--seconds", &seconds, NULL },
+		{ "--seed", NULL, &seed }, { NULL, NULL, NULL },
+	};
+	if (race_args(argc, argv, opts))
+		return 2;
 	if (threads < 3 || threads > 256) {
 		fprintf(stderr, "resize_race: --threads 3..256\n");
 		return 2;
@@ -225,11 +212,7 @@ int main(int argc, char **argv)
 		pthread_create(&tid[i], NULL, fn, (void *)(uintptr_t)(seed + i));
 	}
 	pthread_create(&tid[threads], NULL, resizer, (void *)(uintptr_t)(seed ^ 0x5eed));
-	struct timespec end;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += seconds;
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
-		;
+	race_sleep(seconds);
 	atomic_store_explicit(&stop, true, memory_order_relaxed);
 	for (unsigned i = 0; i <= threads; i++)
 		pthread_join(tid[i], NULL);
