@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "common/tcache.h"
-#include "common/tquiet.h"   /* engine_check between the thread's batches and resizes */
+#include "common/tquiet.h"   /* engine_check between the thread's batches */
 
 #define RT_DEADLINE_S 60
 
