@@ -79,9 +79,11 @@
  *   so exactly one of them comes first; the CAS is acquire and dir_put a
  *   release, so the reaper sees everything the last holder did (its
  *   entries' unpublishing included).  dir_put's decrement and its DIR_IDLE
- *   or, and the reaper's DIR_IDLE clear and refs re-read, are seq_cst: of
- *   a put to zero racing an un-idling, one of the two sees the other, so
- *   an idle object is never left off every queue.
+ *   load and or, and the reaper's DIR_IDLE clear and refs re-read, are
+ *   seq_cst: of a put to zero racing an un-idling, one of the two sees the
+ *   other, so an idle object is never left off every queue (a put whose
+ *   load sees the flag still set comes before the clear, whose re-read
+ *   then sees the zero).
  *   The free is slab_free_rcu, the object's and its extension's: every
  *   reader that found the object in the table (under rcu_read_lock) is
  *   done with both first.  So is the
@@ -284,8 +286,13 @@ void dir_put(struct udc_cache *c, struct udc_dir *d)
 	/* seq_cst (a release at least): see Ordering, refs */
 	if (atomic_fetch_sub(&d->refs, 1) == 1) {
 		udc_window(dir_put_last, d);   /* tests: the reaper may kill d here */
-		/* seq_cst: pairs with the reaper's clear-then-reread (Ordering) */
-		if (!(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
+		/* seq_cst, the load and the or: pair with the reaper's
+		 * clear-then-reread (Ordering).  The load first: a directory
+		 * that goes idle again before the reaper took it off its queue
+		 * (a create-and-unlink cycle's, each cycle) finds the flag set,
+		 * and its line is not written (a locked RMW less a cycle). */
+		if (!(atomic_load(&d->state) & DIR_IDLE) &&
+		    !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
 			queued_push(c, d);
 	}
 	rcu_read_unlock();

@@ -88,6 +88,7 @@
 #define AGE_BATCH 2048                             /* ageing work units per shrink_lock hold */
 #define AGE_INLINE_DIV 8                           /* inline ageing: every max_age / 8 */
 #define STALE_BATCH 1024                           /* garbage work units per batch (a page) */
+#define GARBAGE_HOLD_BATCHES 16                    /* ... batches whose frees wait for one hold */
 #define SWEEP_INLINE_BATCH 96                      /* the same in a call (see sweep_inline) */
 #define SWEEP_INLINE_DUTY 10                       /* ... at most 1/10 of the calls' time */
 #define RECLAIM_INLINE_BYTES ((size_t)16 << 10)    /* a call's eviction below the throttle, */
@@ -237,31 +238,52 @@ static bool worker_stopping(struct shrink *sh)
 	return stop;
 }
 
-/* A thread's garbage batch (the reclaim thread's or the worker's): its
- * frees and the pages it empties land in this thread (see Scheduling),
- * not in liburcu's call_rcu thread.  Sets *@due to whether a round was
- * due; returns whether garbage is left. */
-static bool garbage_batch(struct shrink *sh, bool *due)
+/* Another garbage batch in the same hold: while no call waits for the
+ * memory (no throttled caller, the frees not landing in the calls). */
+static bool garbage_hold_more(struct shrink *sh)
 {
-	bool more = false;
-
-	background_lock(sh);
-	*due = sweep_garbage_due(sh);
-	if (*due) {
-		slab_hold_begin();
-		more = sweep_garbage(sh, STALE_BATCH);
-		slab_hold_end();
-	}
-	udc_mutex_unlock(&sh->lock);
-	return more;
+	/* relaxed: hints (see lock_waiters, landing_tell) */
+	return !atomic_load_explicit(&sh->lock_waiters, memory_order_relaxed) &&
+	       !atomic_load_explicit(&sh->landing, memory_order_relaxed);
 }
 
-/* The worker's garbage batch; or, until the next round is due, a nap. */
+/*
+ * A thread's garbage batches (the reclaim thread's or the worker's), up
+ * to *@batches of them, shrink_lock held for one at a time: their frees
+ * and the pages they empty land in this thread (see Scheduling), not in
+ * liburcu's call_rcu thread, at the end of one hold (slab_hold_end, off
+ * shrink_lock, as dir_reap's): its grace periods are a membarrier each,
+ * which interrupts every CPU running a caller, and a hold per batch made
+ * 6,000 of them a second in mixed (BENCHMARKS.md, issue 16, stop 35).
+ * The hold ends after GARBAGE_HOLD_BATCHES batches, or sooner when a call
+ * waits for memory.  Sets *@due to whether a round was due; returns
+ * whether garbage is left.
+ */
+static bool garbage_batches(struct shrink *sh, int *batches, bool *due)
+{
+	bool more = true;
+
+	*due = true;
+	slab_hold_begin();
+	for (int k = 0; more && *due && *batches > 0 && (k == 0 || garbage_hold_more(sh)) &&
+			k < GARBAGE_HOLD_BATCHES;
+	     k++, (*batches)--) {
+		background_lock(sh);
+		*due = sweep_garbage_due(sh);
+		more = *due && sweep_garbage(sh, STALE_BATCH);
+		udc_mutex_unlock(&sh->lock);
+	}
+	slab_hold_end();
+	return more && *due;
+}
+
+/* The worker's garbage batches; or, until the next round is due, a nap. */
 static void worker_garbage_batch(struct shrink *sh)
 {
+	int batches = GARBAGE_HOLD_BATCHES;
 	bool due;
 
-	garbage_batch(sh, &due);
+	garbage_batches(sh, &batches, &due);
 	if (!due)
 		nanosleep(&(struct timespec){ .tv_nsec = WORKER_NAP_NS }, NULL);
 }
@@ -842,8 +864,8 @@ static bool reclaim_background(struct shrink *sh)
 		aged_all = !sweep_age(sh, AGE_BATCH);
 		udc_mutex_unlock(&sh->lock);
 	}
-	for (bool stale = true, due; stale && batches > 0; batches--)
-		stale = garbage_batch(sh, &due);
+	for (bool stale = true, due; stale && batches > 0;)
+		stale = garbage_batches(sh, &batches, &due);
 	for (bool trim = true; trim && batches > 0; batches--) {
 		background_lock(sh);
 		slab_hold_begin();   /* as the garbage's */
