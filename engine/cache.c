@@ -634,7 +634,7 @@ static int engine_check_held(struct udc_cache *c)
 	struct cds_lfht_node *n;
 	struct udc_entry *e;
 	struct udc_dir *d;
-	int64_t entries = 0, pos = 0, neg = 0;
+	int64_t entries = 0, pos = 0, neg = 0, probation[SHRINK_CLIENT_TAGS] = { 0 };
 	size_t slots = 0;
 	int bad = 0;
 
@@ -691,6 +691,9 @@ static int engine_check_held(struct udc_cache *c)
 			CHECK(entry_pos(e)->ino != UDC_INO_NONE, "positive with no ino");
 		} else {
 			neg++;
+			if (shrink_class_probation(
+				    slab_page_class(slab_page_of(c->slabs[ENT_NEGATIVE], e))))
+				probation[neg_client(e)]++;
 		}
 	}
 	int64_t counted = 0;
@@ -739,6 +742,10 @@ static int engine_check_held(struct udc_cache *c)
 	      (unsigned long long)st.nr_positive);
 	CHECK((uint64_t)neg == st.nr_negative, "negatives: %lld held, stats %llu", (long long)neg,
 	      (unsigned long long)st.nr_negative);
+	for (unsigned t = 0; t < SHRINK_CLIENT_TAGS; t++)
+		CHECK(probation[t] == shrink_probation_counted(c->shrink, (uint8_t)t),
+		      "client tag %u: %lld negatives in probation, counted %lld", t,
+		      (long long)probation[t], (long long)shrink_probation_counted(c->shrink, (uint8_t)t));
 #undef CHECK
 	return bad ? -EUCLEAN : 0;
 }

@@ -182,6 +182,16 @@ int64_t admit_probation(struct shrink *sh, uint8_t tag)
 	return atomic_load_explicit(&sh->client_probation[tag], memory_order_relaxed);
 }
 
+int64_t shrink_probation_counted(struct shrink *sh, uint8_t tag)
+{
+	return admit_probation(sh, tag);
+}
+
+bool shrink_class_probation(unsigned cls)
+{
+	return entry_main_class(cls) != cls;
+}
+
 void admit_fair_share(struct shrink *sh, struct fair_share *out)
 {
 	int64_t all[2] = { 0, 0 }, tags[2] = { 0, 0 };

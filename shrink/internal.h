@@ -50,7 +50,7 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-#define CLIENT_TAGS 64                 /* tags 1..63 lent to client ids (0: anonymous) */
+#define CLIENT_TAGS SHRINK_CLIENT_TAGS   /* tags 1..63 lent to client ids (0: anonymous) */
 #define DEFAULT_MEMORY_LIMIT ((size_t)64 << 20)
 #define DEFAULT_NEGATIVE_MAX_AGE_MS 600000u
 

@@ -57,6 +57,12 @@ bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negati
  * (+1) or left (-1) the table. */
 void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,
 			  int delta);
+/* The probationary negatives counted for client tag @tag (0..
+ * SHRINK_CLIENT_TAGS - 1; anonymous: 0), and whether slab class @cls is a
+ * probation class (engine_check counts the table's against them). */
+#define SHRINK_CLIENT_TAGS 64
+int64_t shrink_probation_counted(struct shrink *sh, uint8_t tag);
+bool shrink_class_probation(unsigned cls);
 /* A directory's generation moved on, leaving about @entries entries
  * behind as garbage to sweep. */
 void shrink_dir_forgotten(struct shrink *sh, int64_t entries);
