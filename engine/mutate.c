@@ -158,6 +158,17 @@ static void entry_count(struct udc_cache *c, struct thread_stats *ts, int64_t n,
 	atomic_fetch_add_explicit(&c->entry_bytes, bytes, memory_order_relaxed);
 }
 
+/* Negative @e entered (+1) or left (-1) the table: the policy's count of
+ * its client's (the anonymous ones' in the thread's slot first: see
+ * shrink_entry_counted; the shared slot has many writers). */
+static void neg_counted(struct udc_cache *c, struct thread_stats *ts, struct udc_entry *e,
+			int delta)
+{
+	shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e),
+			     slab_page_class(slab_page_of(c->slabs[ENT_NEGATIVE], e)), delta,
+			     ts != &c->shared_stats ? &ts->anon_probation_unfolded : NULL);
+}
+
 /* e was just taken out of the table: uncounted; its reference to its
  * directory is returned to the caller, who drops it or hands it on. */
 static struct udc_dir *entry_detach_keep_dir(struct udc_cache *c, struct udc_entry *e)
@@ -172,8 +183,7 @@ static struct udc_dir *entry_detach_keep_dir(struct udc_cache *c, struct udc_ent
 		stat_add(ts, pos_dropped, 1);
 	} else {
 		dir_count_negative(d, e->gen, -1);
-		shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e), slab_page_class(slab_page_of(c->slabs[ENT_NEGATIVE], e)),
-				     -1);
+		neg_counted(c, ts, e, -1);
 		stat_add(ts, neg_dropped, 1);
 	}
 	entry_count(c, ts, -1, -(int64_t)entry_slot_size(c, e));
@@ -219,8 +229,7 @@ bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 		stat_add(ts, pos_added, 1);
 	} else {
 		dir_count_negative(d, e->gen, 1);
-		shrink_entry_counted(c->shrink, ENT_NEGATIVE, neg_client(e), slab_page_class(slab_page_of(c->slabs[ENT_NEGATIVE], e)),
-				     1);
+		neg_counted(c, ts, e, 1);
 		stat_add(ts, neg_added, 1);
 	}
 	entry_count(c, ts, 1, (int64_t)entry_slot_size(c, e));

@@ -38,7 +38,8 @@
 	X(declined, "negatives not kept: their directory's bound")               \
 	X(throttled, "calls that waited for reclaim: they outran it")              \
 	X(entries_unfolded, "cache->nr_entries' change not yet added to it (mod 2^64)") \
-	X(entry_bytes_unfolded, "cache->entry_bytes' change, likewise (mod 2^64)")
+	X(entry_bytes_unfolded, "cache->entry_bytes' change, likewise (mod 2^64)") \
+	X(anon_probation_unfolded, "the anonymous probationary negatives' change, likewise")
 
 struct thread_stats {
 #define X(name, meaning) _Atomic uint64_t name;

@@ -42,8 +42,10 @@
  *
  * Locking: none; the client counts change by atomic add (the engine tells
  * them under the name's stripe lock, but clients span stripes; the
- * evictions, the sweeper under sh->lock), and a free tag is lent by a
- * compare-and-swap of its id (its uses and evictions then zeroed).
+ * evictions, the sweeper under sh->lock; the anonymous count's batches
+ * wait in counters of a single writer, see shrink_entry_counted), and a
+ * free tag is lent by a compare-and-swap of its id (its uses and
+ * evictions then zeroed).
  *
  * Ordering: relaxed throughout: the bounds are heuristics (a tag lent anew
  * while a call of its last client is between its lookup and its count is
@@ -131,8 +133,21 @@ bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negati
 	return true;
 }
 
+/*
+ * The anonymous count is every thread's: its line was written by every
+ * publish and every removal of a negative, from every CPU (a locked add a
+ * removal, the reclaim thread's included: 19% of a mixed@2 worker's
+ * entry_publish_locked; BENCHMARKS.md, issue 16, stop 35).  A thread keeps
+ * its change in its own counter (@unfolded) and adds it once it reaches
+ * ANON_BATCH either way, so the count runs behind by less than ANON_BATCH
+ * a thread: the fair shares (admit_fair_share) take it as the estimate it
+ * is.  A client's own count is its tag's, added at once: admit_client's
+ * share and a tag's lending read it.
+ */
+#define ANON_BATCH 64
+
 void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,
-			  int delta)
+			  int delta, _Atomic uint64_t *unfolded)
 {
 	if (kind != ENT_NEGATIVE)
 		return;
@@ -145,8 +160,17 @@ void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, 
 		return;
 	}
 	/* anonymous (tag 0) counts too: the fair share's */
+	int64_t n = delta;
+	if (!tag && unfolded) {
+		/* relaxed: the slot's single writer (engine/stats.h); mod 2^64 */
+		n += (int64_t)atomic_load_explicit(unfolded, memory_order_relaxed);
+		bool keep = n < ANON_BATCH && n > -ANON_BATCH;
+		atomic_store_explicit(unfolded, keep ? (uint64_t)n : 0, memory_order_relaxed);
+		if (keep)
+			return;
+	}
 	/* relaxed: a counter (see Ordering) */
-	atomic_fetch_add_explicit(&sh->client_probation[tag], delta, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->client_probation[tag], n, memory_order_relaxed);
 }
 
 void admit_promoted(struct shrink *sh, const struct udc_entry *e)
@@ -154,7 +178,8 @@ void admit_promoted(struct shrink *sh, const struct udc_entry *e)
 	uint8_t tag = entry_client_tag(e);
 
 	shrink_entry_counted(sh, entry_kind_of(e), tag,
-			     slab_page_class(slab_page_of(cache_slab(sh->c, entry_kind_of(e)), e)), -1);
+			     slab_page_class(slab_page_of(cache_slab(sh->c, entry_kind_of(e)), e)), -1,
+			     NULL);
 	if (tag && entry_kind_of(e) == ENT_NEGATIVE)   /* relaxed: see Ordering */
 		atomic_fetch_add_explicit(&sh->client_used[tag], 1, memory_order_relaxed);
 }

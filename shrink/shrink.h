@@ -54,12 +54,16 @@ bool shrink_admit_negative(struct shrink *sh, int64_t positives, uint64_t negati
 
 /* ---- events ---- */
 /* An entry of @kind (a negative's client @tag) in slab class @cls entered
- * (+1) or left (-1) the table. */
+ * (+1) or left (-1) the table.  @unfolded (may be NULL): a counter only
+ * the calling thread writes (its stats slot's anon_probation_unfolded),
+ * where an anonymous negative's count waits until a batch of them is
+ * added to the cache's at once. */
 void shrink_entry_counted(struct shrink *sh, enum entry_kind kind, uint8_t tag, unsigned cls,
-			  int delta);
+			  int delta, _Atomic uint64_t *unfolded);
 /* The probationary negatives counted for client tag @tag (0..
- * SHRINK_CLIENT_TAGS - 1; anonymous: 0), and whether slab class @cls is a
- * probation class (engine_check counts the table's against them). */
+ * SHRINK_CLIENT_TAGS - 1; anonymous: 0, less the threads' unfolded
+ * counts), and whether slab class @cls is a probation class (engine_check
+ * counts the table's against them). */
 #define SHRINK_CLIENT_TAGS 64
 int64_t shrink_probation_counted(struct shrink *sh, uint8_t tag);
 bool shrink_class_probation(unsigned cls);
