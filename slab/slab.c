@@ -9,7 +9,7 @@
  *
  * Cpu slots: a slab has nr_cpus of them (the CPUs, or fewer when the
  * owner asks: small caches).  A thread takes the slot of the CPU it runs
- * on (sched_getcpu: rseq, no system call) with a trylock, or the next
+ * on (this_cpu: its rseq area, no system call) with a trylock, or the next
  * slot whose lock is free, or waits for its own.  So however many threads
  * call, at most nr_cpus x nr_classes pages are open, and nothing stays
  * behind when a thread exits or parks: reclaim retires open pages itself
@@ -81,6 +81,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/rseq.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,11 +233,30 @@ int slab_class_for_size(const struct slab *s, size_t size)
 /* ------------------------------------------------------------------ */
 /* cpu slots */
 
+/* The CPU this thread runs on: the kernel keeps it in the thread's rseq
+ * area, which glibc (2.35 on) registers, so it is one load where
+ * sched_getcpu was a call through the PLT (about 30 instructions, four a
+ * create-and-unlink cycle).  Without a registration (refused, or
+ * glibc.pthread.rseq=0), sched_getcpu. */
+static inline int this_cpu(void)
+{
+	if (__builtin_expect(__rseq_size > 0, 1)) {
+		const struct rseq *rs =
+			(const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+		/* relaxed: the kernel writes it on this thread's migrations;
+		 * a stale CPU only picks another slot (a hint) */
+		int cpu = (int)__atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+		if (cpu >= 0)
+			return cpu;
+	}
+	return sched_getcpu();
+}
+
 /* Lock a cpu slot: this CPU's if free, else the next free one, else wait
  * for this CPU's (every slot busy: more runnable callers than slots). */
 static struct slab_cpu *cpu_lock(struct slab *s)
 {
-	int cpu = sched_getcpu();
+	int cpu = this_cpu();
 	unsigned n = s->nr_cpus, first = cpu < 0 ? 0 : (unsigned)cpu;
 
 	if (first >= n)   /* fewer slots than CPUs: the one division, rare */
