@@ -377,7 +377,9 @@ static void name_op_done(struct udc_cache *c, struct name_op *op)
 
 /* How a name_op finds its directory. */
 enum dir_pin {
-	PIN_MAKE,   /* find or make it (dir_get) */
+	PIN_MAKE,   /* find or make it (dir_get), through the name's entry first */
+	PIN_MAKE_NEW, /* the same, not through the entry: a name seldom cached
+	               * (udc_add_negative's: its lookup missed) */
 	PIN_FIND,   /* find it if it has an object (dir_find) */
 	PIN_NONE,   /* not at all: a removal needs none (see udc_remove) */
 };
@@ -432,10 +434,10 @@ static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir,
 	if (pinned && pinned->ino == dir) {
 		dir_hold(pinned);
 		op->d = pinned;
-	} else if (!(op->d = dir_of_entry_pinned(c, op->hash, &op->k))) {
-		op->d = how == PIN_MAKE ? dir_get(c, dir) : dir_find(c, dir);
+	} else if (how == PIN_MAKE_NEW || !(op->d = dir_of_entry_pinned(c, op->hash, &op->k))) {
+		op->d = how == PIN_FIND ? dir_find(c, dir) : dir_get(c, dir);
 	}
-	return op->d || how != PIN_MAKE ? 0 : -ENOMEM;
+	return op->d || how == PIN_FIND ? 0 : -ENOMEM;
 }
 
 /* Check the arguments and find (or make) the directory; 0 or -errno. */
@@ -638,7 +640,7 @@ int udc_add_negative_ttl(udc_cache *c, udc_ino dir, const char *name, size_t len
 			 uint32_t client, uint32_t ttl_ms)
 {
 	struct name_op op;
-	int r = name_op_init(&op, c, dir, name, len);
+	int r = name_op_init_as(&op, c, dir, name, len, PIN_MAKE_NEW, NULL);
 
 	if (r)
 		return r;
