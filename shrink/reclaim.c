@@ -868,7 +868,7 @@ static bool reclaim_background(struct shrink *sh)
 		stale = garbage_batches(sh, &batches, &due);
 		/* A table due to grow waits for no more than a hold of
 		 * garbage: its chains lengthen every insert's walk (once,
-		 * in 7 callgrind runs of mixed, a wake-up's garbage left the
+		 * in 10 callgrind runs of mixed, a wake-up's garbage left the
 		 * inserts walking long chains: 20% of the instructions) */
 		if (cache_tables_resize_due(sh->c))
 			tables_resize(sh);
