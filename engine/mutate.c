@@ -384,12 +384,6 @@ enum dir_pin {
 	PIN_NONE,   /* not at all: a removal needs none (see udc_remove) */
 };
 
-/* Check the arguments and find the directory as @how says; 0 or -errno.
- * @pinned (may be NULL): a directory the caller holds, taken again if it
- * is @dir's (a rename within one directory: one table lookup, not two).
- * Not found: op->d is NULL when the cache has no object for it (then
- * nothing is cached in it, and nothing is in flight: calls in flight pin
- * theirs), or with PIN_NONE. */
 /*
  * The directory of @k's cached entry, pinned, or NULL (no entry, or its
  * directory dying).  A create whose lookup missed finds the negative
@@ -413,6 +407,12 @@ static struct udc_dir *dir_of_entry_pinned(struct udc_cache *c, uint64_t hash,
 	return d;
 }
 
+/* Check the arguments and find the directory as @how says; 0 or -errno.
+ * @pinned (may be NULL): a directory the caller holds, taken again if it
+ * is @dir's (a rename within one directory: one table lookup, not two).
+ * Not found: op->d is NULL when the cache has no object for it (then
+ * nothing is cached in it, and nothing is in flight: calls in flight pin
+ * theirs), or with PIN_NONE. */
 static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
 			   size_t len, enum dir_pin how, struct udc_dir *pinned)
 {

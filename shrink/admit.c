@@ -201,15 +201,10 @@ bool admit_earned(struct shrink *sh, uint8_t tag)
 	return used && used * EARN_RATIO >= evicted;
 }
 
-int64_t admit_probation(struct shrink *sh, uint8_t tag)
+int64_t shrink_probation_counted(struct shrink *sh, uint8_t tag)
 {
 	/* relaxed: a counter (see Ordering) */
 	return atomic_load_explicit(&sh->client_probation[tag], memory_order_relaxed);
-}
-
-int64_t shrink_probation_counted(struct shrink *sh, uint8_t tag)
-{
-	return admit_probation(sh, tag);
 }
 
 bool shrink_class_probation(unsigned cls)
@@ -222,7 +217,7 @@ void admit_fair_share(struct shrink *sh, struct fair_share *out)
 	int64_t all[2] = { 0, 0 }, tags[2] = { 0, 0 };
 
 	for (unsigned t = 0; t < CLIENT_TAGS; t++) {
-		int64_t n = admit_probation(sh, (uint8_t)t);
+		int64_t n = shrink_probation_counted(sh, (uint8_t)t);
 		if (n > 0) {
 			bool e = admit_earned(sh, (uint8_t)t);
 			all[e] += n;

@@ -199,8 +199,6 @@ size_t compact_all(struct shrink *sh);
 /* ---- shrink/admit.c ---- */
 /* Negative @e (found in a slab page) left probation for main (promotion). */
 void admit_promoted(struct shrink *sh, const struct udc_entry *e);
-/* Client @tag's probationary negatives (0: the anonymous ones). */
-int64_t admit_probation(struct shrink *sh, uint8_t tag);
 /* Has client @tag shown use since its tag was lent: of its negatives,
  * refaults and promotions at least 1/EARN_RATIO of its evictions (and one)? */
 bool admit_earned(struct shrink *sh, uint8_t tag);

@@ -698,17 +698,16 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	 * over 1 ms in all, where the thread had brought it under the
 	 * throttle point already.) */
 	size_t evict_past = sh->reclaimer_running ? limit + over : limit;
-	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > evict_past; round++) {
-		/* The spare pages first, and again once the frees have
-		 * landed: the pages eviction empties go to them while pages
-		 * were made lately, up to a cap sized for the limit the
-		 * cache was made with (64 pages of 16 KiB a slab at 64 MiB:
-		 * lowered to its least limit, it stayed 71 KB past limit +
-		 * slack; bounds/a_lowered_limit_takes_the_spare_pages_back) */
+	/* The spare pages first, and again once the frees have landed: the
+	 * pages eviction empties go to them while pages were made lately, up
+	 * to a cap sized for the limit the cache was made with (64 pages of
+	 * 16 KiB a slab at 64 MiB: lowered to its least limit, it stayed 71
+	 * KB past limit + slack; bounds/a_lowered_limit_takes_the_spare_pages_back) */
+	if (used > evict_past) {
 		spares_trim(sh, true);
 		used = reclaim_used(sh);
-		if (used <= evict_past)
-			break;
+	}
+	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > evict_past; round++) {
 		size_t want = used - limit + slack / 4;
 		reclaim_evict(sh, want, want, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);

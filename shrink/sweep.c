@@ -538,7 +538,7 @@ static bool requeue_due(const struct sweep_pass *sp, const struct udc_entry *e)
 		return false;
 	unsigned requeues = entry_requeues(e);
 	const struct fair_share *f = &sp->fair;
-	int64_t n = admit_probation(sp->sh, tag);
+	int64_t n = shrink_probation_counted(sp->sh, tag);
 	if (admit_earned(sp->sh, tag))   /* behind the others, then its fair share */
 		return (f->has[0] && requeues < REQUEUE_MAX_BEHIND) ||
 		       (n < f->share[1] && requeues < REQUEUE_MAX);
