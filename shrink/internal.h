@@ -152,8 +152,9 @@ static inline unsigned entry_main_class(unsigned cls)
 /* ---- shrink/sweep.c: the page sweeper (S3-FIFO queues), ghosts, ageing ---- */
 int sweep_create(struct shrink *sh);    /* the ghost table: 0 or -ENOMEM */
 void sweep_destroy(struct shrink *sh);
-/* The limit becomes @limit: the ghost table shrinks to it (lock held,
- * outside rcu_read_lock).  0, or -ENOMEM and nothing changed. */
+/* The limit becomes @limit: the ghost table shrinks to it, the slabs'
+ * spare pages' caps follow it (lock held, outside rcu_read_lock).  0, or
+ * -ENOMEM and nothing changed. */
 int sweep_limit_changed(struct shrink *sh, size_t limit);
 /* The ghost table's due growth in bytes (0: none), and its growth when
  * @room bytes under the limit hold it (sh->lock held). */

@@ -347,6 +347,24 @@ void sweep_destroy(struct shrink *sh)
 	atomic_store_explicit(&sh->ghosts, NULL, memory_order_relaxed);
 }
 
+/* The retained pages a slab of @page_size pages keeps at @limit. */
+static size_t retained_for(size_t limit, size_t page_size)
+{
+	size_t spare = limit / RETAINED_SHARE_DIV / 2 / page_size;
+
+	return spare < RETAINED_MIN ? RETAINED_MIN : spare > RETAINED_MAX ? RETAINED_MAX : spare;
+}
+
+/* The spare pages' cap follows the limit (a limit lowered 20-fold kept
+ * the creation's 64 pages a slab: issue 16, stop 35's bound bug). */
+static void retained_follow(struct shrink *sh, size_t limit)
+{
+	for (enum entry_kind k = ENT_NEGATIVE; k <= ENT_POSITIVE; k++) {
+		struct slab *s = cache_slab(sh->c, k);
+		slab_set_retained_max(s, retained_for(limit, slab_page_size(s)));
+	}
+}
+
 int sweep_limit_changed(struct shrink *sh, size_t limit)
 {
 	lock_assert_held(&sh->lock);
@@ -354,7 +372,10 @@ int sweep_limit_changed(struct shrink *sh, size_t limit)
 	uint32_t n = ghost_slots_wanted(sh->c, limit);
 
 	/* Only smaller now: growing waits for evictions (sweep_reclaim). */
-	return n < g->mask + 1 ? ghost_resize(sh, n) : 0;
+	int err = n < g->mask + 1 ? ghost_resize(sh, n) : 0;
+	if (!err)
+		retained_follow(sh, limit);
+	return err;
 }
 
 static void ghost_put(struct shrink *sh, uint64_t hash)
@@ -424,9 +445,7 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsi
 		shift--;
 	while (cpus > 1 && ((size_t)cpus * 2 * common) << shift > budget)
 		cpus--;
-	size_t spare = limit / RETAINED_SHARE_DIV / 2 >> shift;
-	size_t retained = spare < RETAINED_MIN ? RETAINED_MIN :
-			  spare > RETAINED_MAX ? RETAINED_MAX : spare;
+	size_t retained = retained_for(limit, (size_t)1 << shift);
 	udc_assert(2 * n <= SLAB_MAX_CLASSES);
 	memset(out, 0, sizeof(*out));
 	out->nr_classes = 2 * n;

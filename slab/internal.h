@@ -184,7 +184,6 @@ struct slab {
 	unsigned nr_cpus;	/* cpu slots */
 	unsigned page_shift;	/* pages of 1 << page_shift bytes, aligned to it */
 	size_t page_size;
-	size_t retained_max;
 	struct slab_cpu *cpus;	/* [nr_cpus] */
 
 	/* --- counters (relaxed; stats only) --- */
@@ -199,8 +198,10 @@ struct slab {
 	_Atomic uint64_t relocated;
 	_Atomic uint64_t evicted;
 
-	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low, demand* */
+	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low, demand*,
+					* retained_max */
 	struct cds_list_head retained; /* empty pages, linked through link */
+	size_t retained_max;	       /* the most kept (slab_set_retained_max) */
 	int64_t nr_retained;
 	int64_t retained_low;	       /* fewest retained since the last slab_trim */
 	uint64_t demand_ms;	       /* the current demand window's start (slab_now_ms) */

@@ -148,24 +148,51 @@ static void page_mem_free(struct slab *s, void *p)
 }
 #endif
 
+/* Take @k retained pages off onto @surplus; retained_lock held. */
+static size_t retained_take_locked(struct slab *s, int64_t k, struct cds_list_head *surplus)
+{
+	size_t n = 0;
+
+	for (; k > 0; k--, n++) {
+		struct slab_page *p = cds_list_first_entry(&s->retained, struct slab_page, link);
+		cds_list_move(&p->link, surplus);
+		s->nr_retained--;
+	}
+	if (s->retained_low > s->nr_retained)
+		s->retained_low = s->nr_retained;
+	return n;
+}
+
+static void surplus_free(struct slab *s, struct cds_list_head *surplus)
+{
+	struct slab_page *p, *tmp;
+
+	cds_list_for_each_entry_safe(p, tmp, surplus, link)
+		slab_page_free_mem(s, p);
+}
+
 size_t slab_trim(struct slab *s, bool all)
 {
 	CDS_LIST_HEAD(surplus);
-	struct slab_page *p, *tmp;
-	size_t n = 0;
 
 	pthread_mutex_lock(&s->retained_lock);
 	/* The pages that stayed retained all along were not needed: they go. */
-	for (int64_t k = all ? s->nr_retained : s->retained_low; k > 0; k--) {
-		p = cds_list_first_entry(&s->retained, struct slab_page, link);
-		cds_list_move(&p->link, &surplus);
-		s->nr_retained--;
-		n++;
-	}
+	size_t n = retained_take_locked(s, all ? s->nr_retained : s->retained_low, &surplus);
 	s->retained_low = s->nr_retained;
 	pthread_mutex_unlock(&s->retained_lock);
-	cds_list_for_each_entry_safe(p, tmp, &surplus, link)
-		slab_page_free_mem(s, p);
+	surplus_free(s, &surplus);
+	return n;
+}
+
+size_t slab_set_retained_max(struct slab *s, size_t max)
+{
+	CDS_LIST_HEAD(surplus);
+
+	pthread_mutex_lock(&s->retained_lock);
+	s->retained_max = max;
+	size_t n = retained_take_locked(s, s->nr_retained - (int64_t)max, &surplus);
+	pthread_mutex_unlock(&s->retained_lock);
+	surplus_free(s, &surplus);
 	return n;
 }
 

@@ -971,15 +971,16 @@ fail_locked:
 	}
 	pthread_mutex_lock(&s->retained_lock);
 	int64_t retained = s->nr_retained, listed = 0;
+	size_t retained_max = s->retained_max;
 	struct slab_page *p;
 	cds_list_for_each_entry(p, &s->retained, link)
 		listed++;
 	pthread_mutex_unlock(&s->retained_lock);
 	int64_t total = atomic_load_explicit(&s->nr_pages, memory_order_relaxed);
 	int64_t pending = atomic_load_explicit(&s->nr_pending, memory_order_relaxed);
-	if (listed != retained || retained > (int64_t)s->retained_max) {
+	if (listed != retained || retained > (int64_t)retained_max) {
 		fprintf(stderr, "slab_check: %lld retained listed, nr_retained %lld (max %zu)\n",
-			(long long)listed, (long long)retained, s->retained_max);
+			(long long)listed, (long long)retained, retained_max);
 		return -EUCLEAN;
 	}
 	if (total != class_pages + retained + pending) {

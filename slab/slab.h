@@ -332,6 +332,10 @@ size_t slab_bytes(struct slab *s);
  */
 size_t slab_trim(struct slab *s, bool all);
 
+/* At most @n retained pages from now on (the owner's limit changed); the
+ * ones past it go back now.  Returns the pages given back. */
+size_t slab_set_retained_max(struct slab *s, size_t n);
+
 /* Zeroed memory for an owner's big arrays (hash tables) from the pages'
  * arena, whose freed memory leaves RSS at once; NULL when out of memory.
  * slab_arena_free(NULL) does nothing. */

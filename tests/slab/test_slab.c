@@ -232,6 +232,52 @@ static void *xt_thread(void *p)
 	return NULL; /* exit: open pages retired, the batch handed to call_rcu */
 }
 
+/* The retained pages' cap follows the owner's limit: lowered, the pages
+ * past it go back at once, and no more are kept afterwards; raised, as
+ * many as the new cap are kept again. */
+Test(slab, a_lowered_retained_cap_gives_pages_back)
+{
+	enum {
+		N = 6000,   /* about 24 pages of 64-byte objects */
+		CAP = 16,
+		LOW = 3
+	};
+	void **objs = malloc(N * sizeof(*objs));
+	struct slab_stats st;
+
+	rcu_register_thread();
+	struct slab *s = mk(CAP);
+	for (unsigned round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < N; i++)
+			cr_assert_not_null(objs[i] = slab_alloc(s, 0));
+		for (unsigned i = 0; i < N; i++)
+			slab_free_now(s, objs[i]);
+		slab_release_open(s, UINT64_MAX);
+		slab_rcu_barrier(s);
+		slab_stats(s, &st);
+		size_t cap = round == 1 ? LOW : CAP;
+		cr_assert_leq(st.retained_pages, cap, "round %u: %llu retained, cap %zu", round,
+			      (unsigned long long)st.retained_pages, cap);
+		if (round == 1) {
+			cr_assert_eq(slab_set_retained_max(s, CAP), 0, "a raised cap gives nothing back");
+			continue;
+		}
+		cr_assert_gt(st.retained_pages, LOW, "round %u: %llu retained (the precondition)", round,
+			     (unsigned long long)st.retained_pages);
+		if (round == 0) {
+			uint64_t before = st.retained_pages, bytes = st.bytes;
+			cr_assert_eq(slab_set_retained_max(s, LOW), before - LOW);
+			slab_stats(s, &st);
+			cr_assert_eq(st.retained_pages, LOW);
+			cr_assert_eq(st.bytes, bytes - (before - LOW) * slab_page_size(s));
+			cr_assert_eq(quiet_check(s), 0);
+		}
+	}
+	free(objs);
+	done(s);
+	rcu_unregister_thread();
+}
+
 Test(slab, cross_thread_frees)
 {
 	struct xt x = { 0 };
