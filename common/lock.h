@@ -9,31 +9,28 @@
  * (four stripe locks, four slab cpu slots), and glibc's lock, trylock and
  * unlock are about 30 instructions each behind a call (their type and
  * robustness checks, the elision test): 490 of a cycle's 8,100
- * (BENCHMARKS.md, issue 16, stop 30).  Here the uncontended lock is one
- * compare-and-swap, inline, and the unlock a plain store and a load.
+ * (BENCHMARKS.md, issue 16, stop 30).  Here the uncontended pair is one
+ * compare-and-swap and one exchange, inline.
  *
- * The mutex: word 0 free, 1 held; sleepers counts the contenders that
- * have stopped spinning.  A contended lock spins a little on the word
- * first (held for a few hundred nanoseconds at a time, the stripes and
- * the slab's slots are usually free again before a sleep and its wake
- * would be over), then counts itself in sleepers and sleeps on the word
- * while it stays held; an unlock stores 0 and, if sleepers is not 0,
- * wakes one, which tries again (a spinner or a trylock may come first:
- * then it sleeps again).
+ * The mutex (Drepper, "Futexes Are Tricky", mutex 3): word 0 free, 1
+ * held, 2 held with a sleeper possibly waiting.  A contended lock spins a
+ * little on the word first (held for a few hundred nanoseconds at a time,
+ * the stripes and the slab's slots are usually free again before a sleep
+ * and its wake would be over), then marks the word 2 and sleeps on it;
+ * an unlock that finds 2 wakes one sleeper, which exchanges the word to
+ * 2 again: it takes the lock if it was free (there may be other
+ * sleepers), else sleeps again (a spinner or a trylock came first).
  *
- * The unlock's store and its load of sleepers are the two sides of a
- * store-buffering pattern with the sleeper's increment and its look at
- * the word: one side must see the other's store, or a sleeper sleeps
- * through the last unlock.  Drepper's mutex 3 ("Futexes Are Tricky")
- * makes the unlock an exchange for this, a locked instruction on every
- * unlock, 5-6 ns on these machines, eight a churn cycle.  Here the fence
- * is asymmetric, as liburcu's readers' is (urcu-memb): the sleeper, the
- * slow side, issues sys_membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED: a
- * full barrier on every CPU running one of the process's threads) between
- * its increment and its look, and the unlock needs only the compiler's
- * order.  Without sys_membarrier (an old kernel, a seccomp filter: known
- * once, before main, lock_asym_init) the unlock issues a full fence
- * instead, and the sleeper one too.
+ * Why the unlock stays an exchange (a locked instruction, 8 of a churn
+ * cycle's 25): an unlock that is a plain store must still learn of a
+ * sleeper that counted itself just before (a store-buffering pattern), so
+ * the fence moves to the sleepers.  Issue 16's stop 36 tried a sleeper's
+ * sys_membarrier, and a bounded first wait with the holds counted in the
+ * word: both gained 5-15% at 1-2 threads, and both lost 2-6x at 64
+ * threads on 2 cores (a 64-thread churn 0.65x and 0.23x), because a
+ * count of sleepers makes every unlock wake one while any is counted, a
+ * woken one included, where mutex 3's word is marked again only by a
+ * sleeper that goes back to sleep.  BENCHMARKS.md, issue 16, stop 36.
  *
  * The condition variable is a sequence: a waiter reads it with the mutex
  * held, unlocks, and sleeps only while it is unchanged; a broadcast bumps
@@ -48,19 +45,11 @@
  * none of them.
  *
  * Ordering:
- *   (a) lock's successful compare-and-swap is an acquire, unlock's store
- *       a release: they pair with each other, so a holder sees every
- *       write of the previous holders' sections.
- *   (b) The unlock's store then its load of sleepers; a sleeper's
- *       increment then its compare-and-swap and futex wait: ordered by
- *       lock_unlock_fence (a compiler barrier, the sleeper's
- *       sys_membarrier its partner: common/lock.c) or, without
- *       sys_membarrier, a seq_cst fence on each side.  So an unlock
- *       either is seen by the sleeper's look at the word, or sees the
- *       sleeper and wakes it.
- *   The futex calls order nothing themselves (the word's atomics do).
- *   The sequence's loads and its increment are relaxed: the mutex orders
- *   the condition's state.
+ *   lock's successful compare-and-swap or exchange is an acquire, unlock's
+ *   exchange a release: they pair with each other, so a holder sees every
+ *   write of the previous holders' sections.  The futex calls order
+ *   nothing themselves (the word's atomics do).  The sequence's loads and
+ *   its increment are relaxed: the mutex orders the condition's state.
  */
 #ifndef UDC_COMMON_LOCK_H
 #define UDC_COMMON_LOCK_H
@@ -78,16 +67,13 @@
 
 #define UDC_LOCK_FREE 0u
 #define UDC_LOCK_HELD 1u
+#define UDC_LOCK_SLEEPERS 2u
 #define UDC_LOCK_SPINS 100   /* glibc's adaptive mutex spins as long */
 
 struct udc_mutex {
-	_Atomic uint32_t word;      /* UDC_LOCK_FREE or _HELD */
-	_Atomic uint32_t sleepers;  /* contenders done spinning (common/lock.c) */
+	_Atomic uint32_t word;   /* UDC_LOCK_FREE, _HELD or _SLEEPERS */
 	LOCK_OWNER_FIELD
 };
-
-/* sys_membarrier serves the sleepers (Ordering (b)); set before main. */
-extern bool lock_asym;
 
 struct udc_cond {
 	_Atomic uint32_t seq;    /* bumped by every broadcast */
@@ -118,14 +104,12 @@ static inline void udc_futex_wake(_Atomic uint32_t *word, int n)
 static inline void udc_mutex_init(struct udc_mutex *l)
 {
 	atomic_init(&l->word, UDC_LOCK_FREE);
-	atomic_init(&l->sleepers, 0);
 	owner_set(&l->owner, false);
 }
 
 static inline void udc_mutex_destroy(struct udc_mutex *l)
 {
-	udc_assert(atomic_load_explicit(&l->word, memory_order_relaxed) == UDC_LOCK_FREE &&
-		   atomic_load_explicit(&l->sleepers, memory_order_relaxed) == 0);
+	udc_assert(atomic_load_explicit(&l->word, memory_order_relaxed) == UDC_LOCK_FREE);
 	(void)l;
 }
 
@@ -158,25 +142,12 @@ static inline int udc_mutex_trylock(struct udc_mutex *l)
 	return 0;
 }
 
-/* Between the unlock's store and its load of sleepers: Ordering (b). */
-static inline void lock_unlock_fence(void)
-{
-	if (__builtin_expect(lock_asym, 1))
-		/* the sleeper's sys_membarrier is the fence (common/lock.c) */
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		/* seq_cst: pairs with the sleeper's (common/lock.c, sleeper_fence) */
-		atomic_thread_fence(memory_order_seq_cst);
-}
-
 static inline void udc_mutex_unlock(struct udc_mutex *l)
 {
 	owner_set(&l->owner, false);
-	/* release: pairs with the acquire of the next holder's take */
-	atomic_store_explicit(&l->word, UDC_LOCK_FREE, memory_order_release);
-	lock_unlock_fence();
-	/* relaxed: lock_unlock_fence orders it after the store (Ordering (b)) */
-	if (__builtin_expect(atomic_load_explicit(&l->sleepers, memory_order_relaxed) != 0, 0))
+	/* release: pairs with the acquire of the next holder's take or exchange */
+	if (__builtin_expect(atomic_exchange_explicit(&l->word, UDC_LOCK_FREE, memory_order_release) ==
+				     UDC_LOCK_SLEEPERS, 0))
 		udc_futex_wake(&l->word, 1);
 }
 

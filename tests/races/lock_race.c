@@ -21,10 +21,6 @@
  * lost wake-up leaves the relay stuck and the run ends in ctest's
  * timeout, a wrong turn is counted.
  *
- * The unlock's fence is the sleepers' sys_membarrier when the kernel has
- * it (the default), else a full fence of its own: --fenced 1 runs the
- * second on any kernel.
- *
  * Locking: the mutexes under test.  Ordering: the totals are relaxed
  * (summed after the joins, which order them).
  */
@@ -56,7 +52,7 @@ static struct guarded g[NR_LOCKS];
 static struct udc_mutex relay_lock;
 static struct udc_cond relay_cond;
 static unsigned relay_turn;   /* under relay_lock */
-static unsigned nr_threads = 8, rounds = 20000, relay_laps = 200, fenced;
+static unsigned nr_threads = 8, rounds = 20000, relay_laps = 200;
 static uint64_t seed;
 static _Atomic uint64_t adds[NR_LOCKS], overlaps, wrong_turns, busy, taken, errno_changed;
 
@@ -115,7 +111,7 @@ int main(int argc, char **argv)
 	seed = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 20;
 	const struct race_opt opts[] = {
 		{ "--threads", &nr_threads, NULL }, { "--rounds", &rounds, NULL },
-		{ "--seed", NULL, &seed }, { "--fenced", &fenced, NULL }, { NULL, NULL, NULL },
+		{ "--seed", NULL, &seed }, { NULL, NULL, NULL },
 	};
 	if (race_args(argc, argv, opts))
 		return 2;
@@ -123,12 +119,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lock_race: --threads must be 1..%d\n", MAX_THREADS);
 		return 2;
 	}
-	/* --fenced 1: the unlocks' full fence, as without sys_membarrier
-	 * (set before any lock is used, as lock_asym_init does) */
-	if (fenced)
-		lock_asym = false;
-	printf("lock_race: seed %" PRIu64 ", %u threads, %u rounds, %s unlocks\n", seed, nr_threads,
-	       rounds, lock_asym ? "sys_membarrier (asymmetric)" : "fenced");
+	printf("lock_race: seed %" PRIu64 ", %u threads, %u rounds\n", seed, nr_threads, rounds);
 	for (unsigned i = 0; i < NR_LOCKS; i++)
 		udc_mutex_init(&g[i].lock);
 	udc_mutex_init(&relay_lock);
