@@ -53,7 +53,7 @@
  *   only through engine/dir.c's helpers (dir_parent_set, dir_learn,
  *   dir_parent_move, dir_parent_forget_if, dir_children_moved).
  *   ck_sequence_write_begin/end bracket a rename's or rmdir's changes; they
- *   pair with udc_walk's ck_sequence_read_begin/retry.
+ *   pair with udc_walk's rename_seq_begin and ck_sequence_read_retry.
  *   stripe->touched (inflight_mark_stale_locked) is written and read
  *   under its stripe lock; the fill_clock value it takes is a relaxed
  *   load: a fill begun before the mutation happened before it through the

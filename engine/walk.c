@@ -31,12 +31,22 @@
  * as no rename or rmdir runs: answers_seq), so the walk ends; after
  * WALK_LOCKED_ROUNDS it gives up with -EAGAIN.
  *
+ * A writer can be preempted with rename_seq odd (it holds rename_lock
+ * then): a walk that finds the sequence odd spins a little, then waits on
+ * rename_lock itself, asleep, so that the writer gets the CPU back
+ * (rename_seq_begin).  ck_sequence_read_begin spins until the sequence is
+ * even: with 64 threads on 2 cores, half the CPU went to walks spinning
+ * through a preempted rename's timeslice (issue 16, stop 36).
+ *
  * Locking:
- *   rename_lock, only around a locked (cache-only) pass; the same lock the
- *   writers of rename_seq take.  No backend call is made with it held.
+ *   rename_lock, around a locked (cache-only) pass, and taken and dropped
+ *   by a walk that waits out a rename (never in a read-side section); the
+ *   same lock the writers of rename_seq take.  No backend call is made
+ *   with it held.
  *
  * Ordering:
- *   ck_sequence_read_begin() (a load followed by a read fence) and
+ *   rename_seq_begin() (a load followed by a read fence, as
+ *   ck_sequence_read_begin) and
  *   ck_sequence_read_retry() (a read fence followed by a load) pair with
  *   ck_sequence_write_begin/end in udc_rename and udc_rmdir: every cache
  *   read of the walk falls between them.
@@ -357,6 +367,28 @@ static int walk_once(struct walk *w, udc_ino start, const char *path, size_t len
 	return 0;
 }
 
+#define RENAME_SEQ_SPINS 64   /* looks at an odd rename_seq before waiting on the lock */
+
+/* ck_sequence_read_begin, but a rename or rmdir still running after a
+ * short spin is waited for on rename_lock (which it holds while rename_seq
+ * is odd), asleep.  Not under rcu_read_lock: it may sleep. */
+static unsigned rename_seq_begin(struct udc_cache *c)
+{
+	for (unsigned looks = 1;; looks++) {
+		unsigned seq = ck_pr_load_uint(&c->rename_seq.sequence);
+		if (__builtin_expect(!(seq & 1), 1)) {
+			ck_pr_fence_load();   /* as ck_sequence_read_begin: Ordering */
+			return seq;
+		}
+		if (looks % RENAME_SEQ_SPINS) {
+			ck_pr_stall();
+		} else {
+			udc_mutex_lock(&c->rename_lock);
+			udc_mutex_unlock(&c->rename_lock);
+		}
+	}
+}
+
 /* The locked fallback: cache-only passes, backend calls between them. */
 static int walk_under_rename_lock(struct walk *w, udc_ino start, const char *path, size_t len,
 		       struct udc_attr *out)
@@ -379,7 +411,7 @@ static int walk_under_rename_lock(struct walk *w, udc_ino start, const char *pat
 			if (!c->backend)
 				return -EAGAIN;
 			struct udc_attr a;
-			unsigned seq = ck_sequence_read_begin(&c->rename_seq);
+			unsigned seq = rename_seq_begin(c);
 			r = resolve_name(c, w->need_dir, w->need_name, w->need_len, w->call, &a, NULL, NULL);
 			/*
 			 * The answer is usually cached now; when it is not (".."
@@ -418,7 +450,7 @@ int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len, unsigned
 
 	walk_init(w, c, call, flags);
 	for (unsigned tries = 0; tries < WALK_OPTIMISTIC_TRIES && !done; tries++) {
-		unsigned seq = ck_sequence_read_begin(&c->rename_seq);
+		unsigned seq = rename_seq_begin(c);
 		r = walk_once(w, start, path, len, &a);
 		done = !ck_sequence_read_retry(&c->rename_seq, seq);
 		if (!done)

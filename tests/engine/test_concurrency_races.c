@@ -37,8 +37,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <urcu/urcu-memb.h>
+#include <time.h>
 
+#include "engine/internal.h"   /* rename_lock, rename_seq: a rename held open */
 #include "include/udcache.h"
 #include "common/model.h"
 #include "common/prng.h"
@@ -249,6 +250,66 @@ struct fg_shared {
 	struct tfail fail;
 	uint64_t seed;
 };
+
+/*
+ * A walk that meets a rename in progress (rename_seq odd, rename_lock
+ * held) waits for it asleep: a writer can be preempted for a whole
+ * timeslice, and walks that spun through it took half the CPU of a
+ * 64-thread mixed run on 2 cores (issue 16, stop 36).  Here the test holds
+ * a "rename" open for 300 ms; each walker's CPU time meanwhile must be a
+ * small part of that (spinning, each took what a core gave it: about all
+ * of it).  A slow machine only makes a spinner look better, never a
+ * sleeper worse.
+ */
+#define RS_WALKERS 2
+#define RS_HOLD_MS 300
+
+struct rs_walker {
+	pthread_t t;
+	int rc;
+	double cpu_ms;
+};
+
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void *rs_walker_fn(void *p)
+{
+	struct rs_walker *w = p;
+	double before = thread_cpu_ms();
+
+	w->rc = udc_walk(env.c, TC_ROOT, "/d", 2, 0, &env.call, NULL);
+	w->cpu_ms = thread_cpu_ms() - before;
+	return NULL;
+}
+
+Test(concurrency_races, a_walk_waits_out_a_rename_asleep)
+{
+	struct udc_cache *c = env.c;
+	struct rs_walker w[RS_WALKERS];
+	const struct timespec hold = { .tv_nsec = RS_HOLD_MS * 1000000L };
+
+	cr_assert_eq(udc_walk(c, TC_ROOT, "/d", 2, 0, &env.call, NULL), 0);
+	udc_mutex_lock(&c->rename_lock);
+	ck_sequence_write_begin(&c->rename_seq);
+	for (int i = 0; i < RS_WALKERS; i++)
+		cr_assert_eq(pthread_create(&w[i].t, NULL, rs_walker_fn, &w[i]), 0);
+	nanosleep(&hold, NULL);
+	ck_sequence_write_end(&c->rename_seq);
+	udc_mutex_unlock(&c->rename_lock);
+	for (int i = 0; i < RS_WALKERS; i++) {
+		pthread_join(w[i].t, NULL);
+		cr_expect_eq(w[i].rc, 0, "walker %d: %d", i, w[i].rc);
+		cr_expect_lt(w[i].cpu_ms, RS_HOLD_MS / 3.0,
+			     "walker %d spun: %.1f ms of CPU while a rename was held open %d ms", i,
+			     w[i].cpu_ms, RS_HOLD_MS);
+	}
+}
 
 static struct fg_shared fg;
 
