@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # scripts/throughput_ab.sh - issue 16's write-path targets, two builds side
 # by side: ops/s of churn and rename at 1 thread and mixed at 1 and 2
-# threads, for A's udcache, B's udcache and B's baselines (lru-mutex,
-# kernel), RUNS runs of each interleaved (every row's runs in turn) so that
+# threads, and churn and mixed at 64 threads (more threads than cores:
+# a lock or a spin that a preempted holder stalls shows there, as stop
+# 36's fence-free unlocks and walks spinning on rename_seq did), for A's
+# udcache, B's udcache and B's baselines (lru-mutex, kernel), RUNS runs of
+# each interleaved (every row's runs in turn) so that
 # the machine's drift hits them alike.  Prints, per row, the medians with
 # their range, B against A, and B against the row's target baseline.
 #
 # Usage: scripts/throughput_ab.sh A/udc-stress B/udc-stress
 # Environment: RUNS (3), SECONDS_PER_RUN (3), ROWS ("workload:threads:baselines
-# [:args] ...", default the four targets' rows; baselines joined by '+', args
+# [:args] ...", default the rows above; baselines joined by '+', args
 # udc-stress options joined by ',', e.g. "hit:2:lfht+kernel+ck_hs:--names,65536"),
 # IMPL (udcache: what A and B run, e.g. udcache-value).
-# About a minute a run on 2 cores with the default rows.
+# About a minute and a half a run on 2 cores with the default rows.
 set -euo pipefail
 
 A=$1 B=$2
@@ -21,7 +24,7 @@ IMPL=${IMPL:-udcache}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-rows=${ROWS:-"churn:1:lru-mutex rename:1:lru-mutex mixed:1:kernel mixed:2:kernel"}
+rows=${ROWS:-"churn:1:lru-mutex rename:1:lru-mutex mixed:1:kernel mixed:2:kernel churn:64:lru-mutex mixed:64:kernel"}
 for ((r = 1; r <= RUNS; r++)); do
 	for row in $rows; do
 		IFS=: read -r wl threads bases args <<<"$row"
