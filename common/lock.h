@@ -133,10 +133,14 @@ static inline void udc_mutex_lock(struct udc_mutex *l)
 	owner_set(&l->owner, true);
 }
 
-/* 0 if taken, else EBUSY (as pthread_mutex_trylock). */
+/* 0 if taken, else EBUSY (as pthread_mutex_trylock).  A held lock is
+ * seen by a load first: a compare-and-swap on it would take its line
+ * from the holder for nothing (every call's chores try shrink_lock). */
 static inline int udc_mutex_trylock(struct udc_mutex *l)
 {
-	if (!udc_mutex_take(l))
+	/* relaxed: a look only; udc_mutex_take is the acquire */
+	if (atomic_load_explicit(&l->word, memory_order_relaxed) != UDC_LOCK_FREE ||
+	    !udc_mutex_take(l))
 		return EBUSY;
 	owner_set(&l->owner, true);
 	return 0;

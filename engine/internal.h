@@ -304,7 +304,9 @@ struct udc_cache {
 	                                   * (relaxed: udc_destroy reads it alone) */
 	_Atomic size_t names_buckets;     /* the tables' sizes (engine/cache.c: set by the one */
 	_Atomic size_t dirs_buckets;      /* resizer, read relaxed for bytes_used) */
-	struct udc_dir *_Atomic dirs_queued;  /* dirs that became idle: a stack, for the reaper */
+	/* --- the reaper's queue: pushed by every directory going idle, so
+	 * off the accounting line that every call's bound reads --- */
+	struct udc_dir *_Atomic dirs_queued UDC_ALIGNED;  /* dirs that became idle: a stack */
 	struct udc_dir *_Atomic dirs_arrived; /* popped from dirs_queued, not yet looked at (the reaper's) */
 	struct dir_fifo dirs_idle;        /* idle dirs kept for their answers (the reaper's) */
 	struct dir_fifo dirs_spare;       /* idle dirs with none, kept a while (the reaper's) */
