@@ -2,7 +2,7 @@
 """The share of a run's CPU spent spinning: samples at the `pause` loops.
 
     scripts/spin_share.py [--threads N] [--seconds S] [--max PCT] [--workloads a,b]
-                          [--stress PATH]
+                          [--stress PATH] [--impl NAME] [-- udc-stress options]
 
 Runs udc-stress's workloads with more threads than cores (64 by default)
 under `perf record -e cpu-clock`, and counts the samples that land within
@@ -47,12 +47,12 @@ def near_pause(pauses, addr):
     i = bisect.bisect_left(pauses, addr - SPIN_WINDOW)
     return i < len(pauses) and pauses[i] <= addr + SPIN_WINDOW
 
-def run(stress, workload, threads, seconds):
+def run(stress, workload, threads, seconds, impl, extra):
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")
         cmd = ["perf", "record", "-q", "-e", "cpu-clock", "-o", data, "--", stress,
-               "--workload", workload, "--impl", "udcache", "--threads", str(threads),
-               "--seconds", str(seconds)]
+               "--workload", workload, "--impl", impl, "--threads", str(threads),
+               "--seconds", str(seconds)] + extra
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode:
             sys.exit(f"spin_share: {' '.join(cmd)} failed:\n{res.stderr[-2000:]}")
@@ -81,12 +81,14 @@ def main():
     ap.add_argument("--max", type=float, default=10.0)
     ap.add_argument("--workloads", default="mixed,churn,rename,trickle,hit")
     ap.add_argument("--stress", default="build/release/stress/udc-stress")
+    ap.add_argument("--impl", default="udcache")
+    ap.add_argument("extra", nargs="*", help="more udc-stress options, after --")
     a = ap.parse_args()
     bad = False
     print(f"| workload@{a.threads} | samples | spinning | where |")
     print("|---|---:|---:|---|")
     for w in a.workloads.split(","):
-        total, spin, by_sym = run(a.stress, w, a.threads, a.seconds)
+        total, spin, by_sym = run(a.stress, w, a.threads, a.seconds, a.impl, a.extra)
         pct = 100.0 * spin / total if total else 0.0
         where = ", ".join(f"{s} {100.0 * n / total:.1f}%" for s, n in by_sym.most_common(3))
         print(f"| {w} | {total} | {pct:.1f}% | {where or '-'} |")
