@@ -26,8 +26,10 @@
  * sleeper that counted itself just before (a store-buffering pattern), so
  * the fence moves to the sleepers.  Issue 16's stop 36 tried a sleeper's
  * sys_membarrier, and a bounded first wait with the holds counted in the
- * word: both gained 5-15% at 1-2 threads, and both lost 2-6x at 64
- * threads on 2 cores (a 64-thread churn 0.65x and 0.23x), because a
+ * word: both cut a churn cycle's locked instructions to 17 and gained up
+ * to 6% at 1-2 threads, and both lost 2-6x at 64 threads on 2 cores (a
+ * 64-thread churn 0.65x and 0.23x; a lock benchmark 5 M against 22-30 M
+ * ops/s), because a
  * count of sleepers makes every unlock wake one while any is counted, a
  * woken one included, where mutex 3's word is marked again only by a
  * sleeper that goes back to sleep.  BENCHMARKS.md, issue 16, stop 36.
