@@ -29,10 +29,10 @@
  * word: both cut a churn cycle's locked instructions to 17 and gained up
  * to 6% at 1-2 threads, and both lost 2-6x at 64 threads on 2 cores (a
  * 64-thread churn 0.65x and 0.23x; a lock benchmark 5 M against 22-30 M
- * ops/s), because a
- * count of sleepers makes every unlock wake one while any is counted, a
- * woken one included, where mutex 3's word is marked again only by a
- * sleeper that goes back to sleep.  BENCHMARKS.md, issue 16, stop 36.
+ * ops/s), because a count of sleepers makes every unlock wake one while
+ * any is counted, a woken one included, where mutex 3's word is marked
+ * again only by a sleeper that goes back to sleep.  BENCHMARKS.md, issue
+ * 16, stop 36.
  *
  * The condition variable is a sequence: a waiter reads it with the mutex
  * held, unlocks, and sleeps only while it is unchanged; a broadcast bumps
