@@ -699,10 +699,12 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	 * throttle point already.) */
 	size_t evict_past = sh->reclaimer_running ? limit + over : limit;
 	/* The spare pages first, and again once the frees have landed: the
-	 * pages eviction empties go to them while pages were made lately, up
-	 * to a cap sized for the limit the cache was made with (64 pages of
-	 * 16 KiB a slab at 64 MiB: lowered to its least limit, it stayed 71
-	 * KB past limit + slack; bounds/a_lowered_limit_takes_the_spare_pages_back) */
+	 * pages eviction empties go to them while pages were made lately, and
+	 * their cap (a 32nd of the limit a slab, sweep.c's retained_for; it
+	 * follows the limit since stop 36) can be more than the slack, so spare
+	 * pages go before answers do.  (Before the cap followed the limit, a
+	 * cache lowered to its least limit stayed 71 KB past limit + slack
+	 * without this: bounds/a_lowered_limit_takes_the_spare_pages_back.) */
 	if (used > evict_past) {
 		spares_trim(sh, true);
 		used = reclaim_used(sh);

@@ -35,9 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/internal.h"   /* rename_lock, rename_seq: a rename held open */
 #include "include/udcache.h"
