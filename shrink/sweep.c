@@ -90,8 +90,14 @@
 #define SWEEP_OPEN_MAX_MS 1000        /* an open page not filled in this long gets swept */
 #define OPEN_SHARE_DIV 64             /* open pages: at most 1/64 of the limit */
 #define RETAINED_SHARE_DIV 16         /* retained pages: at most 1/16 of it, in both slabs */
-#define RETAINED_MIN 2                /* empty pages a slab may keep for reuse: 2..64 */
-#define RETAINED_MAX 64
+#define RETAINED_MIN 2                /* empty pages a slab may keep for reuse: 2..512 */
+#define RETAINED_MAX 512              /* 32 MiB of 64 KiB pages: a 1 GiB limit's share */
+/* Without the reclaim thread, nothing gives spare pages back while the
+ * cache idles (slab_trim runs in calls): the ones a burst left may stay
+ * for good, so there are fewer (4 MiB of 64 KiB pages; with 512 an idle
+ * cache kept 54% of a fill's RSS growth 2 s after removing 90% of it:
+ * threads_memory/rss_follows_the_cache). */
+#define RETAINED_MAX_UNTRIMMED 64
 #define PROBATION_SHARE 10            /* % of a kind's pages that probation may hold */
 #define NEG_SHARE_INIT 20             /* % of entry pages for negatives (FreeBSD's cap) */
 #define NEG_SHARE_MIN 5
@@ -348,11 +354,12 @@ void sweep_destroy(struct shrink *sh)
 }
 
 /* The retained pages a slab of @page_size pages keeps at @limit. */
-static size_t retained_for(size_t limit, size_t page_size)
+static size_t retained_for(const struct shrink *sh, size_t limit, size_t page_size)
 {
 	size_t spare = limit / RETAINED_SHARE_DIV / 2 / page_size;
+	size_t most = sh->no_thread ? RETAINED_MAX_UNTRIMMED : RETAINED_MAX;
 
-	return spare < RETAINED_MIN ? RETAINED_MIN : spare > RETAINED_MAX ? RETAINED_MAX : spare;
+	return spare < RETAINED_MIN ? RETAINED_MIN : spare > most ? most : spare;
 }
 
 /* The spare pages' cap follows the limit (a limit lowered 20-fold kept
@@ -361,7 +368,7 @@ static void retained_follow(struct shrink *sh, size_t limit)
 {
 	for (enum entry_kind k = ENT_NEGATIVE; k <= ENT_POSITIVE; k++) {
 		struct slab *s = cache_slab(sh->c, k);
-		slab_set_retained_max(s, retained_for(limit, slab_page_size(s)));
+		slab_set_retained_max(s, retained_for(sh, limit, slab_page_size(s)));
 	}
 }
 
@@ -437,7 +444,9 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsi
 	 * empty come back in bursts, and a burst past the cap went to the OS
 	 * (madvise, a TLB shootdown each) to be faulted in again a moment
 	 * later (at 16 MiB, 16 pages a slab: 15,000 of 15,100 pages made in a
-	 * 3 s churn went back, 17% of its time in madvise; with 64, 300). */
+	 * 3 s churn went back, 17% of its time in madvise; with 64, 300; at
+	 * 1 GiB the mixed workload's compactions freed 100-140 pages a burst,
+	 * and a cap of 64 sent 1,900 pages in 5 s back: issue 16, stop 37). */
 	size_t budget = limit / OPEN_SHARE_DIV / 2;
 	unsigned cpus = slab_default_cpus(), shift = SLAB_PAGE_SHIFT_MAX;
 
@@ -445,7 +454,7 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsi
 		shift--;
 	while (cpus > 1 && ((size_t)cpus * 2 * common) << shift > budget)
 		cpus--;
-	size_t retained = retained_for(limit, (size_t)1 << shift);
+	size_t retained = retained_for(sh, limit, (size_t)1 << shift);
 	udc_assert(2 * n <= SLAB_MAX_CLASSES);
 	memset(out, 0, sizeof(*out));
 	out->nr_classes = 2 * n;

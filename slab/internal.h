@@ -84,7 +84,19 @@
 #define SLAB_MAX_CPUS 1024   /* cpu slots at most */
 #define SLAB_BATCH 62	     /* objects per RCU free batch */
 #define SLAB_PARTIAL_SCAN 32 /* partial pages looked at per refill */
-#define SLAB_DEMAND_MS 100   /* the retained cache follows the pages made per window */
+/* The retained cache follows the pages made in the last SLAB_DEMAND_WINDOWS
+ * windows of SLAB_DEMAND_MS (a second), or in the last SLAB_DEMAND_LANDING
+ * while the owner has the slab landing (its memory wanted: near the
+ * limit, the spare pages' room is the entries').  Emptied pages come back
+ * in bursts (a compaction's, a garbage pass's): in the mixed workload at
+ * 1 GiB a burst came every 500-700 ms, and with 200 ms of demand the
+ * pages of one burst that the next 300 ms needed went to the OS and were
+ * faulted in again (22 faults a thousand calls, against 11); at a binding
+ * limit a second's spare pages cost tar-rm's replay 2.5% more backend
+ * lookups (BENCHMARKS.md, issue 16, stop 37). */
+#define SLAB_DEMAND_MS 100
+#define SLAB_DEMAND_WINDOWS 10
+#define SLAB_DEMAND_LANDING 2
 #define SLAB_RETAINED_FLOOR 2 /* pages kept with no demand at all */
 
 enum slab_page_state {
@@ -205,7 +217,8 @@ struct slab {
 	int64_t nr_retained;
 	int64_t retained_low;	       /* fewest retained since the last slab_trim */
 	uint64_t demand_ms;	       /* the current demand window's start (slab_now_ms) */
-	uint64_t demand[2];	       /* pages made in the current and previous windows */
+	unsigned demand_cur;	       /* the current window's index in demand[] */
+	uint64_t demand[SLAB_DEMAND_WINDOWS]; /* pages made per window, a ring */
 
 	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
 

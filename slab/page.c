@@ -148,6 +148,38 @@ static void page_mem_free(struct slab *s, void *p)
 }
 #endif
 
+/* Count @pages made now in the demand windows, the ones past emptied
+ * first (retained_lock held). */
+static void demand_note_locked(struct slab *s, uint64_t pages)
+{
+	uint64_t now = slab_now_ms();
+
+	if (now >= s->demand_ms + SLAB_DEMAND_WINDOWS * SLAB_DEMAND_MS) {
+		memset(s->demand, 0, sizeof(s->demand));
+		s->demand_ms = now;
+	}
+	for (; now >= s->demand_ms + SLAB_DEMAND_MS; s->demand_ms += SLAB_DEMAND_MS) {
+		s->demand_cur = (s->demand_cur + 1) % SLAB_DEMAND_WINDOWS;
+		s->demand[s->demand_cur] = 0;
+	}
+	s->demand[s->demand_cur] += pages;
+}
+
+/* The spare pages the demand asks for: the pages made in the last
+ * windows (all of them, or SLAB_DEMAND_LANDING while landing), rolled on
+ * first (an idle slab's demand is none within SLAB_DEMAND_WINDOWS);
+ * retained_lock held. */
+static uint64_t retained_want_locked(struct slab *s)
+{
+	unsigned n = slab_landing(s) ? SLAB_DEMAND_LANDING : SLAB_DEMAND_WINDOWS;
+	uint64_t want = SLAB_RETAINED_FLOOR;
+
+	demand_note_locked(s, 0);
+	for (unsigned i = 0; i < n; i++)
+		want += s->demand[(s->demand_cur + SLAB_DEMAND_WINDOWS - i) % SLAB_DEMAND_WINDOWS];
+	return want;
+}
+
 /* Take @k retained pages off onto @surplus; retained_lock held. */
 static size_t retained_take_locked(struct slab *s, int64_t k, struct cds_list_head *surplus)
 {
@@ -176,8 +208,14 @@ size_t slab_trim(struct slab *s, bool all)
 	CDS_LIST_HEAD(surplus);
 
 	pthread_mutex_lock(&s->retained_lock);
-	/* The pages that stayed retained all along were not needed: they go. */
-	size_t n = retained_take_locked(s, all ? s->nr_retained : s->retained_low, &surplus);
+	/* The pages that stayed retained all along were not needed, past the
+	 * ones the last windows' demand says the next bursts will take: they
+	 * go.  (Giving back all of them, a churn whose pages came back every
+	 * 500-700 ms lost the pages of one burst before the next needed them:
+	 * issue 16, stop 37.) */
+	int64_t want = (int64_t)retained_want_locked(s);
+	int64_t k = all ? s->nr_retained : s->retained_low > want ? s->retained_low - want : 0;
+	size_t n = retained_take_locked(s, k, &surplus);
 	s->retained_low = s->nr_retained;
 	pthread_mutex_unlock(&s->retained_lock);
 	surplus_free(s, &surplus);
@@ -203,22 +241,6 @@ void slab_page_free_mem(struct slab *s, struct slab_page *p)
 	page_mem_free(s, p);
 	atomic_fetch_sub_explicit(&s->nr_pages, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->pages_returned, 1, memory_order_relaxed);
-}
-
-/* Count a page made now in the demand windows (retained_lock held). */
-static void demand_note_locked(struct slab *s, uint64_t pages)
-{
-	uint64_t now = slab_now_ms();
-
-	if (now >= s->demand_ms + 2 * SLAB_DEMAND_MS) {
-		s->demand[0] = s->demand[1] = 0;
-		s->demand_ms = now;
-	} else if (now >= s->demand_ms + SLAB_DEMAND_MS) {
-		s->demand[1] = s->demand[0];
-		s->demand[0] = 0;
-		s->demand_ms += SLAB_DEMAND_MS;
-	}
-	s->demand[0] += pages;
 }
 
 static struct slab_page *page_take_retained(struct slab *s)
@@ -344,8 +366,7 @@ void slab_page_free_dead(struct slab_page *p)
 	/* Kept for reuse as many as pages were made lately (a churn's pages
 	 * come back as its next ones, without page faults), at most
 	 * retained_max; with no demand (removals only), they go back now. */
-	demand_note_locked(s, 0);
-	uint64_t want = SLAB_RETAINED_FLOOR + s->demand[0] + s->demand[1];
+	uint64_t want = retained_want_locked(s);
 	if ((size_t)s->nr_retained < s->retained_max && (uint64_t)s->nr_retained < want) {
 		cds_list_add(&p->link, &s->retained);
 		s->nr_retained++;

@@ -325,10 +325,12 @@ size_t slab_bytes(struct slab *s);
 
 /*
  * Give back the retained pages that no allocation took since the previous
- * call (the fewest the retained cache held meanwhile).  Called every
- * period, it keeps what the bursts of a period need and returns the rest
- * within two periods, to the arena that purges them at once.  @all: every
- * retained page goes.  Returns the pages given back.
+ * call (the fewest the retained cache held meanwhile), but for as many as
+ * the pages made lately (the last second; the last 200 ms while the slab
+ * is landing: slab/internal.h, SLAB_DEMAND_MS).  Called every period, it
+ * keeps what the next bursts need and returns the rest within a second
+ * and a period of the demand stopping, to the arena that purges them at
+ * once.  @all: every retained page goes.  Returns the pages given back.
  */
 size_t slab_trim(struct slab *s, bool all);
 
