@@ -212,12 +212,16 @@ UDC_API const char *udc_version(void);
  * (ten classes, and six more once positives with values are added)
  * whichever threads call, so the cache's memory does not
  * grow with the number of threads.  The page size and how many CPUs get
- * open pages are chosen here from cfg->memory_limit, so that open and
- * spare pages stay within 1/32 of it (64 KiB pages at 64 MiB on 2 CPUs,
- * 4 KiB pages on a single slot at 2 MiB; the classes of positives with
- * values come on top, where values are used: 1.6 times the open pages);
- * udc_set_memory_limit() keeps them.  Freed pages go back to the OS at
- * once (resident_bytes).
+ * open pages are chosen here from cfg->memory_limit, so that open pages
+ * stay within 1/64 of it (64 KiB pages at 64 MiB on 2 CPUs, 4 KiB pages
+ * on a single slot at 2 MiB; the classes of positives with values come
+ * on top, where values are used: 1.6 times the open pages);
+ * udc_set_memory_limit() keeps them.  Emptied pages are kept for reuse as
+ * many as were made in the last second (200 ms near the limit), within
+ * 1/16 of the limit and 512 pages a slab (64 with
+ * UDC_CFG_NO_RECLAIM_THREAD: nothing gives them back while the cache
+ * idles), counted in bytes_used; the rest go back to the OS at once, and the kept
+ * ones a second after the demand stops (resident_bytes).
  *
  * Context: any thread; may allocate and start threads.
  * Return: the cache, or NULL with errno set: EINVAL for a bad config, ENOMEM
