@@ -70,6 +70,8 @@ struct shrink {
 	_Atomic size_t mark_low;          /* its watermarks, written with it (reclaim.c: */
 	_Atomic size_t mark_land;         /* reclaim_low, reclaim_land; relaxed, numbers) */
 	_Atomic bool landing;             /* what landing_set last told the slabs (relaxed) */
+	_Atomic size_t mark_roomy;        /* reclaim_roomy (relaxed, a number) */
+	_Atomic bool roomy;               /* the same: used <= mark_roomy */
 	uint32_t negative_max_age_ms;     /* immutable; UINT32_MAX: never */
 	bool no_thread;                   /* UDC_CFG_NO_RECLAIM_THREAD (immutable) */
 	bool reclaimer_running;           /* the reclaim thread: set at start, cleared at stop */

@@ -590,6 +590,16 @@ static size_t reclaim_land(size_t limit)
 	return limit > slack ? limit - slack : 0;
 }
 
+/* Up to where the spare pages follow a second's demand (slab_set_roomy), not
+ * 200 ms's: three quarters of the limit.  They are at most a 16th of it
+ * (sweep.c, RETAINED_SHARE_DIV), so that a cache that keeps them all stays
+ * under 13/16 of the limit, and under the low watermark: its spare pages
+ * never cost an entry. */
+static size_t reclaim_roomy(size_t limit)
+{
+	return limit - limit / 4;
+}
+
 /* A call's share of eviction: small, and no more than a share of the slack. */
 static size_t reclaim_share(size_t slack)
 {
@@ -622,28 +632,40 @@ static size_t reclaim_over(const struct shrink *sh, size_t slack)
  * live entries for it.  Replay tar-rm x75 at 5% of its footprint held
  * 2-60 entries during its rm phase (lru-mutex about 3,300), the bytes
  * being its removals in flight; landing, about 1,800 (BENCHMARKS.md,
- * issue 14, stop 25).  Under it nothing waits.  Set by every mutating
- * call (shrink_after_call): two loads when it stays as it is.
+ * issue 14, stop 25).  Under it nothing waits.  And under reclaim_roomy
+ * the slabs are told they have room for a second's spare pages.  Set by
+ * every mutating call (shrink_after_call) from its bytes_used, @used: a
+ * few loads when they stay as they are.
  */
-static void landing_tell(struct shrink *sh, bool on)
+static void landing_tell(struct shrink *sh, size_t used)
 {
-	/* relaxed: a policy flag, as the slabs' own; stored only when it
-	 * changes (the line is the one every call reads: it stays shared) */
+	/* relaxed: policy flags, as the slabs' own, and the marks (numbers);
+	 * stored only when they change (the line is the one every call
+	 * reads: it stays shared) */
+	bool on = used > atomic_load_explicit(&sh->mark_land, memory_order_relaxed);
+	bool roomy = used <= atomic_load_explicit(&sh->mark_roomy, memory_order_relaxed);
+
 	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != on)
 		atomic_store_explicit(&sh->landing, on, memory_order_relaxed);
-	slab_set_landing(cache_slab(sh->c, ENT_NEGATIVE), on);
-	slab_set_landing(cache_slab(sh->c, ENT_POSITIVE), on);
+	if (atomic_load_explicit(&sh->roomy, memory_order_relaxed) != roomy)
+		atomic_store_explicit(&sh->roomy, roomy, memory_order_relaxed);
+	for (enum entry_kind k = ENT_NEGATIVE; k <= ENT_POSITIVE; k++) {
+		slab_set_landing(cache_slab(sh->c, k), on);
+		slab_set_roomy(cache_slab(sh->c, k), roomy);
+	}
 }
 
-/* The same when it changes: one load when it stays (every call).  Two
- * calls that change it at once may leave the slabs told the older value:
- * a call's chores tell them again (landing_tell), one call in
- * CHORES_STRIDE of each thread's at most. */
-static void landing_set(struct shrink *sh, bool on)
+/* The same when they change: two loads and compares when they stay
+ * (every call).  Two calls that change them at once may leave the slabs
+ * told the older values: a call's chores tell them again (landing_tell),
+ * one call in CHORES_STRIDE of each thread's at most. */
+static void landing_set(struct shrink *sh, size_t used, size_t land)
 {
 	/* relaxed: see landing_tell */
-	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != on)
-		landing_tell(sh, on);
+	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != (used > land) ||
+	    atomic_load_explicit(&sh->roomy, memory_order_relaxed) !=
+		    (used <= atomic_load_explicit(&sh->mark_roomy, memory_order_relaxed)))
+		landing_tell(sh, used);
 }
 
 /* The bound: eviction once @used passes the low watermark (see below). */
@@ -770,12 +792,12 @@ void shrink_after_call(struct shrink *sh)
 	size_t low = atomic_load_explicit(&sh->mark_low, memory_order_relaxed);
 
 	if (!chores) {
-		landing_set(sh, used > land);
+		landing_set(sh, used, land);
 		tls_chores_skip--;
 		if (used <= low)
 			return;
 	} else {
-		landing_tell(sh, used > land);
+		landing_tell(sh, used);
 	}
 	int cs = cancel_hold();   /* it may wait for grace periods, shrink_lock held */
 	if (chores) {
@@ -995,6 +1017,7 @@ static void limit_set(struct shrink *sh, size_t limit)
 	atomic_store_explicit(&sh->limit, limit, memory_order_relaxed);
 	atomic_store_explicit(&sh->mark_low, reclaim_low(limit), memory_order_relaxed);
 	atomic_store_explicit(&sh->mark_land, reclaim_land(limit), memory_order_relaxed);
+	atomic_store_explicit(&sh->mark_roomy, reclaim_roomy(limit), memory_order_relaxed);
 }
 
 int shrink_set_limit(struct shrink *sh, size_t bytes)

@@ -84,19 +84,19 @@
 #define SLAB_MAX_CPUS 1024   /* cpu slots at most */
 #define SLAB_BATCH 62	     /* objects per RCU free batch */
 #define SLAB_PARTIAL_SCAN 32 /* partial pages looked at per refill */
-/* The retained cache follows the pages made in the last SLAB_DEMAND_WINDOWS
- * windows of SLAB_DEMAND_MS (a second), or in the last SLAB_DEMAND_LANDING
- * while the owner has the slab landing (its memory wanted: near the
- * limit, the spare pages' room is the entries').  Emptied pages come back
- * in bursts (a compaction's, a garbage pass's): in the mixed workload at
- * 1 GiB a burst came every 500-700 ms, and with 200 ms of demand the
+/* The retained cache follows the pages made in the last SLAB_DEMAND_TIGHT
+ * windows of SLAB_DEMAND_MS, or in the last SLAB_DEMAND_WINDOWS (a second)
+ * while the owner says it has room (slab_set_roomy).  Emptied pages come
+ * back in bursts (a compaction's, a garbage pass's): in the mixed workload
+ * at 1 GiB a burst came every 500-700 ms, and with 200 ms of demand the
  * pages of one burst that the next 300 ms needed went to the OS and were
  * faulted in again (22 faults a thousand calls, against 11); at a binding
- * limit a second's spare pages cost tar-rm's replay 2.5% more backend
- * lookups (BENCHMARKS.md, issue 16, stop 37). */
+ * limit a second's spare pages took the entries' room (tar-rm's replay
+ * at half its footprint: 3% more backend lookups) (BENCHMARKS.md, issue
+ * 16, stop 37). */
 #define SLAB_DEMAND_MS 100
 #define SLAB_DEMAND_WINDOWS 10
-#define SLAB_DEMAND_LANDING 2
+#define SLAB_DEMAND_TIGHT 2
 #define SLAB_RETAINED_FLOOR 2 /* pages kept with no demand at all */
 
 enum slab_page_state {
@@ -203,6 +203,7 @@ struct slab {
 	_Atomic int64_t nr_pages;   /* pages held: classes + retained + pending */
 	_Atomic int64_t nr_pending; /* DEAD pages waiting for their grace period */
 	_Atomic bool landing;       /* slab_set_landing: full batches freed by their freer */
+	_Atomic bool roomy;         /* slab_set_roomy: spare pages for a second's demand */
 	_Atomic int64_t queued_bytes; /* objects' bytes in batches handed to call_rcu, not yet freed */
 	_Atomic int64_t meta_bytes;
 	_Atomic uint64_t pages_allocated;

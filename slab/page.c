@@ -166,12 +166,14 @@ static void demand_note_locked(struct slab *s, uint64_t pages)
 }
 
 /* The spare pages the demand asks for: the pages made in the last
- * windows (all of them, or SLAB_DEMAND_LANDING while landing), rolled on
- * first (an idle slab's demand is none within SLAB_DEMAND_WINDOWS);
+ * windows (SLAB_DEMAND_TIGHT of them, all while roomy), rolled on first
+ * (an idle slab's demand is none within SLAB_DEMAND_WINDOWS);
  * retained_lock held. */
 static uint64_t retained_want_locked(struct slab *s)
 {
-	unsigned n = slab_landing(s) ? SLAB_DEMAND_LANDING : SLAB_DEMAND_WINDOWS;
+	/* relaxed: a policy flag (slab_set_roomy) */
+	bool roomy = atomic_load_explicit(&s->roomy, memory_order_relaxed);
+	unsigned n = roomy ? SLAB_DEMAND_WINDOWS : SLAB_DEMAND_TIGHT;
 	uint64_t want = SLAB_RETAINED_FLOOR;
 
 	demand_note_locked(s, 0);
@@ -208,13 +210,15 @@ size_t slab_trim(struct slab *s, bool all)
 	CDS_LIST_HEAD(surplus);
 
 	pthread_mutex_lock(&s->retained_lock);
-	/* The pages that stayed retained all along were not needed, past the
-	 * ones the last windows' demand says the next bursts will take: they
-	 * go.  (Giving back all of them, a churn whose pages came back every
-	 * 500-700 ms lost the pages of one burst before the next needed them:
-	 * issue 16, stop 37.) */
-	int64_t want = (int64_t)retained_want_locked(s);
-	int64_t k = all ? s->nr_retained : s->retained_low > want ? s->retained_low - want : 0;
+	/* The pages that stayed retained all along were not needed: they go;
+	 * but, roomy, the ones the last second's demand says the next bursts
+	 * will take.  (Giving back all of them, a churn whose pages came back
+	 * every 500-700 ms lost the pages of one burst before the next needed
+	 * them: issue 16, stop 37.) */
+	/* relaxed: a policy flag (slab_set_roomy) */
+	bool roomy = atomic_load_explicit(&s->roomy, memory_order_relaxed);
+	int64_t keep = roomy ? (int64_t)retained_want_locked(s) : 0;
+	int64_t k = all ? s->nr_retained : s->retained_low > keep ? s->retained_low - keep : 0;
 	size_t n = retained_take_locked(s, k, &surplus);
 	s->retained_low = s->nr_retained;
 	pthread_mutex_unlock(&s->retained_lock);

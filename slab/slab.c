@@ -440,6 +440,13 @@ void slab_set_landing(struct slab *s, bool on)
 		atomic_store_explicit(&s->landing, on, memory_order_relaxed);
 }
 
+void slab_set_roomy(struct slab *s, bool on)
+{
+	/* relaxed: as slab_set_landing */
+	if (atomic_load_explicit(&s->roomy, memory_order_relaxed) != on)
+		atomic_store_explicit(&s->roomy, on, memory_order_relaxed);
+}
+
 size_t slab_queued_bytes(struct slab *s)
 {
 	/* relaxed: a size (see batch_queue) */

@@ -163,6 +163,14 @@ void slab_free_rcu(struct slab *s, void *obj);
 void slab_set_landing(struct slab *s, bool on);
 /* Is it?  For the owner's own deferred frees, which may land alike. */
 bool slab_landing(struct slab *s);
+/*
+ * Roomy on or off: the owner has room for the spare pages (retained,
+ * below) that the last second's page demand asks for, not only the last
+ * 200 ms's (the default: a slab whose owner says nothing, or one near
+ * its limit, where spare pages take the room of live objects).  A flag,
+ * read relaxed, as landing's.
+ */
+void slab_set_roomy(struct slab *s, bool on);
 /* The objects' bytes freed through call_rcu and not yet back (an
  * estimate: what the owner would get by waiting for them, rather than
  * evicting; slab_rcu_barrier waits). */
@@ -325,12 +333,13 @@ size_t slab_bytes(struct slab *s);
 
 /*
  * Give back the retained pages that no allocation took since the previous
- * call (the fewest the retained cache held meanwhile), but for as many as
- * the pages made lately (the last second; the last 200 ms while the slab
- * is landing: slab/internal.h, SLAB_DEMAND_MS).  Called every period, it
- * keeps what the next bursts need and returns the rest within a second
- * and a period of the demand stopping, to the arena that purges them at
- * once.  @all: every retained page goes.  Returns the pages given back.
+ * call (the fewest the retained cache held meanwhile); while the slab is
+ * roomy, but for as many as the pages made in the last second
+ * (slab/internal.h, SLAB_DEMAND_MS).  Called every period, it keeps what
+ * the next bursts need and returns the rest within two periods (roomy: a
+ * second and a period) of the demand stopping, to the arena that purges
+ * them at once.  @all: every retained page goes.  Returns the pages given
+ * back.
  */
 size_t slab_trim(struct slab *s, bool all);
 

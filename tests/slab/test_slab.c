@@ -301,13 +301,13 @@ static uint64_t demand_round(struct slab *s, void **objs, unsigned n, unsigned g
 }
 
 /*
- * The spare pages follow the pages made in the last second, not the last
- * 200 ms: a churn's pages came back in bursts 500-700 ms apart, and the
- * ones a burst brought past 200 ms of demand went to the OS to be faulted
- * in again (issue 16, stop 37: fails before it, keeping 2 pages).  While
- * the owner has the slab landing, 200 ms; and idle past a second, a trim
- * gives them back.  A round slower than the window (a stalled machine) is
- * tried again.
+ * While its owner has room (slab_set_roomy), the spare pages follow the
+ * pages made in the last second, not the last 200 ms: a churn's pages came
+ * back in bursts 500-700 ms apart, and the ones a burst brought past 200 ms
+ * of demand went to the OS to be faulted in again (issue 16, stop 37:
+ * fails before it, keeping 2 pages).  Without room, 200 ms; and idle past
+ * a second, a trim gives them back.  A round slower than the window (a
+ * stalled machine) is tried again.
  */
 Test(slab, spare_pages_outlast_a_gap_in_the_demand)
 {
@@ -318,6 +318,7 @@ Test(slab, spare_pages_outlast_a_gap_in_the_demand)
 
 	rcu_register_thread();
 	struct slab *s = mk(64);
+	slab_set_roomy(s, true);
 	for (int attempt = 0; attempt < 5 && !checked; attempt++) {
 		uint64_t t0 = slab_now_ms();
 		uint64_t made = demand_round(s, objs, N, GAP_MS);
@@ -339,16 +340,16 @@ Test(slab, spare_pages_outlast_a_gap_in_the_demand)
 		checked = true;
 	}
 	cr_assert(checked, "every round took more than the demand's window");
-	/* landing: 200 ms of demand, none of it now */
-	slab_set_landing(s, true);
+	/* no room: 200 ms of demand, none of it now */
+	slab_set_roomy(s, false);
 	nanosleep(&(struct timespec){ .tv_nsec = 300 * 1000000L }, NULL);
 	slab_trim(s, false);
 	slab_stats(s, &st);
-	cr_assert_leq(st.retained_pages, 2, "landing: %llu spare pages",
+	cr_assert_leq(st.retained_pages, 2, "no room: %llu spare pages",
 		      (unsigned long long)st.retained_pages);
-	/* idle past the window, not landing: the trims give them back too
-	 * (the first marks the pages no allocation takes after it) */
-	slab_set_landing(s, false);
+	/* idle past the window, roomy: the trims give them back too (the
+	 * first marks the pages no allocation takes after it) */
+	slab_set_roomy(s, true);
 	demand_round(s, objs, N, 0);
 	slab_trim(s, false);
 	nanosleep(&(struct timespec){ .tv_sec = 1, .tv_nsec = 100 * 1000000L }, NULL);
