@@ -217,11 +217,12 @@ UDC_API const char *udc_version(void);
  * on a single slot at 2 MiB; the classes of positives with values come
  * on top, where values are used: 1.6 times the open pages);
  * udc_set_memory_limit() keeps them.  Emptied pages are kept for reuse as
- * many as were made in the last second (200 ms near the limit), within
- * 1/16 of the limit and 512 pages a slab (64 with
- * UDC_CFG_NO_RECLAIM_THREAD: nothing gives them back while the cache
- * idles), counted in bytes_used; the rest go back to the OS at once, and the kept
- * ones a second after the demand stops (resident_bytes).
+ * many as were made in the last 200 ms, or second while bytes_used is
+ * under 3/4 of the limit, within 1/16 of the limit and 512 pages a slab
+ * (64 with UDC_CFG_NO_RECLAIM_THREAD: nothing gives them back while the
+ * cache idles), counted in bytes_used; the rest go back to the OS at once,
+ * and the kept ones within a second of the demand stopping
+ * (resident_bytes).
  *
  * Context: any thread; may allocate and start threads.
  * Return: the cache, or NULL with errno set: EINVAL for a bad config, ENOMEM
