@@ -360,18 +360,20 @@ static bool name_known_locked(struct udc_cache *c, uint64_t hash, const struct n
  * from name_op_init_as to name_op_done; none with PIN_NONE, until an
  * unlink hands it the dropped entry's reference; not the op's from when
  * the pin went to the entry published, d_given, d then held by that entry
- * while the op holds the stripe lock). */
+ * while the op holds the stripe lock; nor when it is another op's,
+ * d_borrowed, whose pin outlives this op's use of it). */
 struct name_op {
 	struct name_key k;
 	uint64_t hash;
 	struct stripe *s;
 	struct udc_dir *d;
-	bool d_given;   /* the pin on d went to the entry published (op_publish_locked) */
+	bool d_given;    /* the pin on d went to the entry published (op_publish_locked) */
+	bool d_borrowed; /* d is the @pinned of name_op_init_as, held by its op */
 };
 
 static void name_op_done(struct udc_cache *c, struct name_op *op)
 {
-	if (op->d && !op->d_given)
+	if (op->d && !op->d_given && !op->d_borrowed)
 		dir_put(c, op->d);
 }
 
@@ -408,8 +410,10 @@ static struct udc_dir *dir_of_entry_pinned(struct udc_cache *c, uint64_t hash,
 }
 
 /* Check the arguments and find the directory as @how says; 0 or -errno.
- * @pinned (may be NULL): a directory the caller holds, taken again if it
- * is @dir's (a rename within one directory: one table lookup, not two).
+ * @pinned (may be NULL): a directory another op of the caller's holds,
+ * borrowed if it is @dir's (a rename or exchange within one directory: one
+ * table lookup and one pin, not two; that op is done after this one, or
+ * this one's d is not used after it is).
  * Not found: op->d is NULL when the cache has no object for it (then
  * nothing is cached in it, and nothing is in flight: calls in flight pin
  * theirs), or with PIN_NONE. */
@@ -427,13 +431,14 @@ static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir,
 	op->hash = hash_name(&c->key, dir, name, len);
 	op->s = stripe_of(c, op->hash);
 	op->d_given = false;
+	op->d_borrowed = false;
 	if (how == PIN_NONE) {
 		op->d = NULL;
 		return 0;
 	}
 	if (pinned && pinned->ino == dir) {
-		dir_hold(pinned);
 		op->d = pinned;
+		op->d_borrowed = true;
 	} else if (how == PIN_MAKE_NEW || !(op->d = dir_of_entry_pinned(c, op->hash, &op->k))) {
 		op->d = how == PIN_FIND ? dir_find(c, dir) : dir_get(c, dir);
 	}
@@ -486,7 +491,8 @@ static void op_publish_locked(struct udc_cache *c, struct name_op *op, struct ud
 {
 	lock_assert_held(&op->s->lock);
 	e->gen = dir_gen(op->d);
-	op->d_given = entry_publish_locked(c, e, op->hash, &op->k, give);
+	/* a borrowed pin is not ours to give */
+	op->d_given = entry_publish_locked(c, e, op->hash, &op->k, give && !op->d_borrowed);
 }
 
 bool attr_valid(const struct udc_attr *attr)
