@@ -659,12 +659,14 @@ static void landing_tell(struct shrink *sh, size_t used)
  * (every call).  Two calls that change them at once may leave the slabs
  * told the older values: a call's chores tell them again (landing_tell),
  * one call in CHORES_STRIDE of each thread's at most. */
-static void landing_set(struct shrink *sh, size_t used, size_t land)
+static void landing_set(struct shrink *sh, size_t used)
 {
 	/* relaxed: see landing_tell */
-	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != (used > land) ||
-	    atomic_load_explicit(&sh->roomy, memory_order_relaxed) !=
-		    (used <= atomic_load_explicit(&sh->mark_roomy, memory_order_relaxed)))
+	bool on = used > atomic_load_explicit(&sh->mark_land, memory_order_relaxed);
+	bool roomy = used <= atomic_load_explicit(&sh->mark_roomy, memory_order_relaxed);
+
+	if (atomic_load_explicit(&sh->landing, memory_order_relaxed) != on ||
+	    atomic_load_explicit(&sh->roomy, memory_order_relaxed) != roomy)
 		landing_tell(sh, used);
 }
 
@@ -787,12 +789,11 @@ void shrink_after_call(struct shrink *sh)
 {
 	bool chores = tls_chores_skip == 0 || chores_waiting(sh);
 	size_t used = reclaim_used(sh);
-	/* relaxed: numbers (see limit_set) */
-	size_t land = atomic_load_explicit(&sh->mark_land, memory_order_relaxed);
+	/* relaxed: a number (see limit_set) */
 	size_t low = atomic_load_explicit(&sh->mark_low, memory_order_relaxed);
 
 	if (!chores) {
-		landing_set(sh, used, land);
+		landing_set(sh, used);
 		tls_chores_skip--;
 		if (used <= low)
 			return;

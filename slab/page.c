@@ -165,14 +165,19 @@ static void demand_note_locked(struct slab *s, uint64_t pages)
 	s->demand[s->demand_cur] += pages;
 }
 
+/* Whether the owner says it has room (slab_set_roomy). */
+static bool slab_roomy(struct slab *s)
+{
+	/* relaxed: a policy flag, as landing */
+	return atomic_load_explicit(&s->roomy, memory_order_relaxed);
+}
+
 /* The spare pages the demand asks for: the pages made in the last
- * windows (SLAB_DEMAND_TIGHT of them, all while roomy), rolled on first
+ * windows (SLAB_DEMAND_TIGHT of them, all when @roomy), rolled on first
  * (an idle slab's demand is none within SLAB_DEMAND_WINDOWS);
  * retained_lock held. */
-static uint64_t retained_want_locked(struct slab *s)
+static uint64_t retained_want_locked(struct slab *s, bool roomy)
 {
-	/* relaxed: a policy flag (slab_set_roomy) */
-	bool roomy = atomic_load_explicit(&s->roomy, memory_order_relaxed);
 	unsigned n = roomy ? SLAB_DEMAND_WINDOWS : SLAB_DEMAND_TIGHT;
 	uint64_t want = SLAB_RETAINED_FLOOR;
 
@@ -215,9 +220,7 @@ size_t slab_trim(struct slab *s, bool all)
 	 * will take.  (Giving back all of them, a churn whose pages came back
 	 * every 500-700 ms lost the pages of one burst before the next needed
 	 * them: issue 16, stop 37.) */
-	/* relaxed: a policy flag (slab_set_roomy) */
-	bool roomy = atomic_load_explicit(&s->roomy, memory_order_relaxed);
-	int64_t keep = roomy ? (int64_t)retained_want_locked(s) : 0;
+	int64_t keep = slab_roomy(s) ? (int64_t)retained_want_locked(s, true) : 0;
 	int64_t k = all ? s->nr_retained : s->retained_low > keep ? s->retained_low - keep : 0;
 	size_t n = retained_take_locked(s, k, &surplus);
 	s->retained_low = s->nr_retained;
@@ -370,7 +373,7 @@ void slab_page_free_dead(struct slab_page *p)
 	/* Kept for reuse as many as pages were made lately (a churn's pages
 	 * come back as its next ones, without page faults), at most
 	 * retained_max; with no demand (removals only), they go back now. */
-	uint64_t want = retained_want_locked(s);
+	uint64_t want = retained_want_locked(s, slab_roomy(s));
 	if ((size_t)s->nr_retained < s->retained_max && (uint64_t)s->nr_retained < want) {
 		cds_list_add(&p->link, &s->retained);
 		s->nr_retained++;

@@ -950,3 +950,43 @@ Test(concurrency_races, last_release_racing_the_reaper)
 	udc_destroy(c);
 }
 #endif
+
+/* The references of @dir's object: its entries and pins (ours taken off). */
+static int32_t dir_refs(udc_cache *c, udc_ino dir)
+{
+	struct udc_dir *d = dir_find(c, dir);
+
+	cr_assert_not_null(d, "no object for directory %llu", (unsigned long long)dir);
+	int32_t refs = atomic_load(&d->refs) - 1;
+	dir_put(c, d);
+	return refs;
+}
+
+/*
+ * A rename and an exchange within one directory leave its object's
+ * references as they were: the second name's op borrows the first's pin
+ * (name_op_init_as's @pinned) and must neither put it nor give it to an
+ * entry; one put too many frees the object under its entries, one too
+ * few keeps it for good.
+ */
+Test(concurrency_races, a_rename_within_a_directory_balances_its_pins)
+{
+	udc_cache *c = tc_create(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD);
+	const udc_ino d = 70;
+
+	cr_assert_eq(tc_add(c, d, "a", 100, UDC_TYPE_REG, 1), 0);
+	cr_assert_eq(tc_add(c, d, "b", 101, UDC_TYPE_REG, 2), 0);
+	cr_assert_eq(tc_add_neg(c, d, "c"), 0);
+	int32_t before = dir_refs(c, d);
+	cr_assert_eq(before, 3, "the precondition: one reference an entry, %d", before);
+
+	cr_assert_eq(tc_rename(c, d, "a", d, "c", 100), 0);   /* over the negative */
+	cr_assert_eq(dir_refs(c, d), 2, "a rename over a negative: two entries left");
+	cr_assert_eq(tc_rename(c, d, "c", d, "z", 100), 0);   /* to an uncached name */
+	cr_assert_eq(dir_refs(c, d), 2, "a rename to a new name: as many entries");
+	cr_assert_eq(udc_exchange(c, d, "z", 1, d, "b", 1), 0);
+	cr_assert_eq(dir_refs(c, d), 2, "an exchange: as many entries");
+	cr_assert_eq(tc_lookup(c, d, "b", NULL), UDC_POSITIVE);
+	cr_assert_eq(tc_lookup(c, d, "z", NULL), UDC_POSITIVE);
+	udc_destroy(c);
+}
