@@ -326,20 +326,13 @@ size_t entry_drop_locked(struct udc_cache *c, uint64_t hash, const struct name_k
 }
 
 /* The positive answer cached for k (its value too, @vo may be NULL; and
- * its deadline, @deadline may be NULL), under rcu_read_lock. */
-static bool cached_attr_rcu(struct udc_cache *c, uint64_t hash, const struct name_key *k,
-			    struct udc_attr *out, struct value_out *vo, uint32_t *deadline)
-{
-	return entry_attr_rcu(c, entry_find_rcu(c, hash, k), out, vo, deadline);
-}
-
-/* The same with the stripe locked. */
+ * its deadline, @deadline may be NULL), with the stripe locked. */
 static bool cached_attr_locked(struct udc_cache *c, uint64_t hash, const struct name_key *k,
 			       struct udc_attr *out, struct value_out *vo, uint32_t *deadline)
 {
 	lock_assert_held(&stripe_of(c, hash)->lock);
 	rcu_read_lock();
-	bool found = cached_attr_rcu(c, hash, k, out, vo, deadline);
+	bool found = entry_attr_rcu(c, entry_find_rcu(c, hash, k), out, vo, deadline);
 	rcu_read_unlock();
 	return found;
 }
@@ -386,70 +379,103 @@ enum dir_pin {
 	PIN_NONE,   /* not at all: a removal needs none (see udc_remove) */
 };
 
+/* What a name's cached positive carried when its op began: the entry
+ * that a rename or an exchange makes for the other name copies it, and
+ * checks it again under the locks (an add of the name in between). */
+struct value_peek {
+	struct value_out value;   /* into buf; len 0: none (or not cached) */
+	uint32_t deadline;
+	unsigned char buf[UDC_VALUE_MAX];
+};
+
+/* Are the value and deadline read under the locks (@now, @deadline) the
+ * ones @p peeked? */
+static bool peek_holds(const struct value_peek *p, const struct value_out *now, uint32_t deadline)
+{
+	return now->len == p->value.len && memcmp(now->buf, p->buf, now->len) == 0 &&
+	       deadline == p->deadline;
+}
+
 /*
- * The directory of @k's cached entry, pinned, or NULL (no entry, or its
- * directory dying).  A create whose lookup missed finds the negative
- * cached then, and the entry's directory is the one live object of its
- * ino (dir_get): no walk of the directory table (an rculfhash lookup and
- * its wrappers, about 200 instructions of a create's 1,600).  A new
- * name's costs a chain's summary test, and its bucket's line is the one
- * the insert writes.  Under rcu_read_lock, a dying directory's object is
- * not freed yet (dir_pin_rcu tells).
+ * One read-side section on op's name: its cached entry's directory,
+ * pinned if @pin (NULL: no entry, or its directory dying), and into
+ * @peek (may be NULL) what its positive answer carries.  A create whose
+ * lookup missed finds the negative cached then, and the entry's
+ * directory is the one live object of its ino (dir_get): no walk of the
+ * directory table (an rculfhash lookup and its wrappers, about 200
+ * instructions of a create's 1,600).  A new name's costs a chain's
+ * summary test, and its bucket's line is the one the insert writes.
+ * Under rcu_read_lock, a dying directory's object is not freed yet
+ * (dir_pin_rcu tells).
  */
-static struct udc_dir *dir_of_entry_pinned(struct udc_cache *c, uint64_t hash,
-					   const struct name_key *k)
+static struct udc_dir *entry_look(struct udc_cache *c, const struct name_op *op, bool pin,
+				  struct value_peek *peek)
 {
 	struct udc_dir *d = NULL;
 
 	rcu_read_lock();
-	struct udc_entry *e = entry_find_rcu(c, hash, k);
-	if (e && dir_pin_rcu(c, e->dir))
+	struct udc_entry *e = entry_find_rcu(c, op->hash, &op->k);
+	if (peek) {
+		struct udc_attr unused;
+		peek->value = (struct value_out){ .buf = peek->buf, .room = sizeof(peek->buf) };
+		entry_attr_rcu(c, e, &unused, &peek->value, &peek->deadline);
+	}
+	if (pin && e && dir_pin_rcu(c, e->dir))
 		d = e->dir;
 	rcu_read_unlock();
 	return d;
 }
 
-/* Check the arguments and find the directory as @how says; 0 or -errno.
- * @pinned (may be NULL): a directory another op of the caller's holds,
- * borrowed if it is @dir's (a rename or exchange within one directory: one
- * table lookup and one pin, not two; that op is done after this one, or
- * this one's d is not used after it is).
- * Not found: op->d is NULL when the cache has no object for it (then
- * nothing is cached in it, and nothing is in flight: calls in flight pin
- * theirs), or with PIN_NONE. */
-static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
-			   size_t len, enum dir_pin how, struct udc_dir *pinned)
+/* The checks of a call on (c, dir, name) that changes the name: 0 or
+ * -errno (".." is no name to change here: -EINVAL). */
+static int name_op_check(struct udc_cache *c, udc_ino dir, const char *name, size_t len)
 {
 	int r = call_check(c, dir, name, len);
 
-	if (r)
-		return r;
-	if (name_is_dotdot(name, len))
-		return -EINVAL;
+	return r ? r : name_is_dotdot(name, len) ? -EINVAL : 0;
+}
+
+/* Set op up for a name whose arguments were checked (name_op_check), its
+ * directory found as @how says; 0 or -ENOMEM.
+ * @pinned (may be NULL): a directory another op of the caller's holds,
+ * borrowed if it is @dir's (a rename or exchange within one directory: one
+ * pin, and no lookup for it; that op is done after this one, or this
+ * one's d is not used after it is).
+ * @peek (may be NULL): filled from the lookup that finds the directory
+ * (entry_look), or one of its own if none does.
+ * Not found: op->d is NULL when the cache has no object for it (then
+ * nothing is cached in it, and nothing is in flight: calls in flight pin
+ * theirs), or with PIN_NONE. */
+static int name_op_setup(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
+			 size_t len, enum dir_pin how, struct udc_dir *pinned,
+			 struct value_peek *peek)
+{
 	thread_enter();
 	op->k = (struct name_key){ .dir = dir, .name = name, .len = len };
 	op->hash = hash_name(&c->key, dir, name, len);
 	op->s = stripe_of(c, op->hash);
 	op->d_given = false;
-	op->d_borrowed = false;
-	if (how == PIN_NONE) {
-		op->d = NULL;
+	op->d_borrowed = how != PIN_NONE && pinned && pinned->ino == dir;
+	op->d = op->d_borrowed ? pinned : NULL;
+	bool through_entry = how != PIN_NONE && how != PIN_MAKE_NEW && !op->d_borrowed;
+	if (through_entry || peek) {
+		struct udc_dir *d = entry_look(c, op, through_entry, peek);
+		if (through_entry)
+			op->d = d;
+	}
+	if (how == PIN_NONE || op->d)
 		return 0;
-	}
-	if (pinned && pinned->ino == dir) {
-		op->d = pinned;
-		op->d_borrowed = true;
-	} else if (how == PIN_MAKE_NEW || !(op->d = dir_of_entry_pinned(c, op->hash, &op->k))) {
-		op->d = how == PIN_FIND ? dir_find(c, dir) : dir_get(c, dir);
-	}
+	op->d = how == PIN_FIND ? dir_find(c, dir) : dir_get(c, dir);
 	return op->d || how == PIN_FIND ? 0 : -ENOMEM;
 }
 
-/* Check the arguments and find (or make) the directory; 0 or -errno. */
-static int name_op_init(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
-			size_t len)
+/* name_op_check, then name_op_setup with nothing peeked. */
+static int name_op_init_as(struct name_op *op, struct udc_cache *c, udc_ino dir, const char *name,
+			   size_t len, enum dir_pin how, struct udc_dir *pinned)
 {
-	return name_op_init_as(op, c, dir, name, len, PIN_MAKE, NULL);
+	int r = name_op_check(c, dir, name, len);
+
+	return r ? r : name_op_setup(op, c, dir, name, len, how, pinned, NULL);
 }
 
 /* A positive for op's name with @attr (NULL: filled in later, pos_attr_set)
@@ -560,7 +586,7 @@ static int add_positive(udc_cache *c, udc_ino dir, const char *name, size_t len,
 		thread_enter();
 		return add_parent(c, dir, attr);
 	}
-	r = name_op_init(&op, c, dir, name, len);
+	r = name_op_setup(&op, c, dir, name, len, PIN_MAKE, NULL, NULL);   /* checked above */
 	if (r)
 		return r;
 	/* A directory's record of its parent, if it has one (dir_learn). */
@@ -686,27 +712,28 @@ struct unlink_op {
 };
 
 /*
- * name_op_init() for a name about to be unlinked, its directory found as
- * @how says (@pinned: as name_op_init_as): also allocate, with
- * UDC_CFG_KEEP_UNLINKED, the negative left behind (its directory made).
+ * name_op_setup() for a name about to be unlinked (its arguments
+ * checked: name_op_check), its directory found as @how says (@peek: as
+ * name_op_setup's): also allocate, with UDC_CFG_KEEP_UNLINKED, the
+ * negative left behind (its directory made).
  * Lenient unless @how is PIN_MAKE (udc_remove, udc_rmdir: the embedder's
  * way back to a correct cache must not fail): no -ENOMEM; with no memory
  * for the negative, the name is dropped instead (a negative is never
  * owed: it may be declined), and with no object for @dir, nothing being
  * cached in it, u->op.d is NULL.
  */
-static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir, const char *name,
-			  size_t len, enum dir_pin how, struct udc_dir *pinned)
+static int unlink_op_setup(struct unlink_op *u, struct udc_cache *c, udc_ino dir,
+			   const char *name, size_t len, enum dir_pin how, struct value_peek *peek)
 {
-	bool keep = c && (c->flags & UDC_CFG_KEEP_UNLINKED);
+	bool keep = c->flags & UDC_CFG_KEEP_UNLINKED;
 	bool lenient = how != PIN_MAKE;
-	int r = name_op_init_as(&u->op, c, dir, name, len, keep ? PIN_MAKE : how, pinned);
+	int r = name_op_setup(&u->op, c, dir, name, len, keep ? PIN_MAKE : how, NULL, peek);
 
 	u->neg = NULL;
 	u->value = NULL;
 	u->deadline = NULL;
 	if (r == -ENOMEM && lenient)
-		r = name_op_init_as(&u->op, c, dir, name, len, PIN_FIND, pinned);
+		r = name_op_setup(&u->op, c, dir, name, len, PIN_FIND, NULL, NULL);
 	if (r || !keep || !u->op.d)
 		return r;
 	u->neg = neg_alloc(c, &u->op, 0, 0);
@@ -714,6 +741,15 @@ static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir,
 		return 0;
 	name_op_done(c, &u->op);
 	return -ENOMEM;
+}
+
+/* name_op_check, then unlink_op_setup with nothing peeked. */
+static int unlink_op_init(struct unlink_op *u, struct udc_cache *c, udc_ino dir, const char *name,
+			  size_t len, enum dir_pin how)
+{
+	int r = name_op_check(c, dir, name, len);
+
+	return r ? r : unlink_op_setup(u, c, dir, name, len, how, NULL);
 }
 
 /*
@@ -764,7 +800,7 @@ static void unlinked_dir_leaves(struct udc_cache *c, const struct unlink_op *u)
 int udc_remove(udc_cache *c, udc_ino dir, const char *name, size_t len)
 {
 	struct unlink_op u;
-	int r = unlink_op_init(&u, c, dir, name, len, PIN_NONE, NULL);
+	int r = unlink_op_init(&u, c, dir, name, len, PIN_NONE);
 
 	if (r)
 		return r;
@@ -796,9 +832,9 @@ int udc_invalidate(udc_cache *c, udc_ino dir, const char *name, size_t len)
 	/* No object for dir: nothing cached in it and nothing in flight (calls
 	 * in flight pin theirs), so there is nothing to forget, and no
 	 * allocation that could fail. */
-	r = name_op_init_as(&op, c, dir, name, len, PIN_FIND, NULL);
-	if (r || !op.d)
-		return r;
+	(void)name_op_setup(&op, c, dir, name, len, PIN_FIND, NULL, NULL);   /* checked above */
+	if (!op.d)
+		return 0;
 	dir_drop_note(op.d);   /* no longer complete before the name goes (Ordering) */
 	udc_mutex_lock(&op.s->lock);
 	inflight_mark_stale_locked(c, op.s, op.hash, &op.k);
@@ -854,7 +890,7 @@ int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
 int udc_rmdir(udc_cache *c, udc_ino parent, const char *name, size_t len, udc_ino dir)
 {
 	struct unlink_op u;
-	int r = unlink_op_init(&u, c, parent, name, len, PIN_FIND, NULL);
+	int r = unlink_op_init(&u, c, parent, name, len, PIN_FIND);
 
 	if (r)
 		return r;
@@ -911,9 +947,7 @@ struct rename_op {
 	udc_ino moved;                /* as given */
 	struct udc_entry *pos;        /* the new name's entry, published if the old was known */
 	struct udc_dir *moved_dir;    /* the moved object's directory object, if any (pinned) */
-	struct value_out value;       /* the old name's value when pos was made (into buf) */
-	uint32_t deadline;            /* and its deadline */
-	unsigned char buf[UDC_VALUE_MAX];
+	struct value_peek peek;       /* the old name's value and deadline when pos was made */
 };
 
 /*
@@ -995,8 +1029,7 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 	const struct udc_attr *was = &ro->old.was;
 	bool known = was->ino != UDC_INO_NONE &&
 		     (ro->moved == UDC_INO_NONE || ro->moved == was->ino) &&
-		     now.len == ro->value.len && memcmp(now_buf, ro->buf, now.len) == 0 &&
-		     now_deadline == ro->deadline;
+		     peek_holds(&ro->peek, &now, now_deadline);
 	bool target_absent = name_answer_locked(c, n, &target);
 	if (!known)   /* the cached directory is not what moved: it left odir anyway */
 		unlinked_dir_leaves(c, &ro->old);
@@ -1019,45 +1052,37 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
 /* Check the arguments and allocate all that the rename may need before
  * anything changes: the negative left behind and the new positive (its
  * attr filled in once the old one is known).  0, 1 (a rename to itself:
- * nothing to do) or -errno. */
+ * nothing to do) or -errno.  The old name's op first: its lookup finds
+ * the directory through its entry, and peeks the value the new entry
+ * copies; the new name's borrows that pin within one directory (no
+ * lookup: three finds of the names, from five, BENCHMARKS.md, issue 16,
+ * stop 38). */
 static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odir,
 			  const char *oname, size_t olen, udc_ino ndir, const char *nname,
 			  size_t nlen, udc_ino moved)
 {
-	int r = call_check(c, ndir, nname, nlen);
+	int r = name_op_check(c, ndir, nname, nlen);
 
 	if (!r)
-		r = call_check(c, odir, oname, olen);
+		r = name_op_check(c, odir, oname, olen);
 	if (r)
 		return r;
-	if (name_is_dotdot(nname, nlen) || name_is_dotdot(oname, olen))
-		return -EINVAL;
 	if (odir == ndir && olen == nlen && memcmp(oname, nname, olen) == 0)
 		return 1;
-	r = name_op_init(&ro->n, c, ndir, nname, nlen);
+	r = unlink_op_setup(&ro->old, c, odir, oname, olen, PIN_MAKE, &ro->peek);
 	if (r)
 		return r;
-	r = unlink_op_init(&ro->old, c, odir, oname, olen, PIN_MAKE, ro->n.d);
-	if (r) {
-		name_op_done(c, &ro->n);
-		return r;
-	}
-	/* The new name's entry carries the old one's value: copied now (a
-	 * peek, checked again under the locks: rename_locked). */
-	ro->value = (struct value_out){ .buf = ro->buf, .room = sizeof(ro->buf) };
-	struct udc_attr peek;
-	rcu_read_lock();
-	cached_attr_rcu(c, ro->old.op.hash, &ro->old.op.k, &peek, &ro->value, &ro->deadline);
-	rcu_read_unlock();
+	r = name_op_setup(&ro->n, c, ndir, nname, nlen, PIN_MAKE, ro->old.op.d, NULL);
 	const struct entry_extra x = {
-		.value = ro->buf, .vlen = ro->value.len, .deadline = ro->deadline,
+		.value = ro->peek.buf, .vlen = ro->peek.value.len, .deadline = ro->peek.deadline,
 	};
-	ro->pos = pos_alloc(c, &ro->n, NULL, &x);
+	ro->pos = r ? NULL : pos_alloc(c, &ro->n, NULL, &x);
 	if (!ro->pos) {
+		if (!r)
+			name_op_done(c, &ro->n);
 		if (ro->old.neg)
 			entry_free_now(c, ro->old.neg);
 		name_op_done(c, &ro->old.op);
-		name_op_done(c, &ro->n);
 		return -ENOMEM;
 	}
 	ro->moved = moved;
@@ -1082,8 +1107,8 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 	udc_mutex_unlock(&c->rename_lock);
 	if (ro.pos)
 		entry_free_now(c, ro.pos);   /* never published */
+	name_op_done(c, &ro.n);   /* it may borrow old's pin */
 	name_op_done(c, &ro.old.op);
-	name_op_done(c, &ro.n);
 	shrink_after_call(c->shrink);
 	return 0;
 }
@@ -1094,23 +1119,10 @@ int udc_rename(udc_cache *c, udc_ino odir, const char *oname, size_t olen, udc_i
 struct xchg_side {
 	struct name_op op;
 	struct udc_entry *pos;        /* published under op's name if the other is known */
-	struct value_out value;       /* this name's value when peeked (into buf) */
-	uint32_t deadline;            /* and its deadline */
-	unsigned char buf[UDC_VALUE_MAX];
+	struct value_peek peek;       /* this name's value and deadline, peeked by its op */
 	struct udc_attr was;          /* this name's answer, under the locks */
 	bool known;                   /* cached, and as peeked */
 };
-
-/* Peek s's cached value and deadline (the other side's entry copies them). */
-static void xchg_peek(struct udc_cache *c, struct xchg_side *s)
-{
-	struct udc_attr a;
-
-	s->value = (struct value_out){ .buf = s->buf, .room = sizeof(s->buf) };
-	rcu_read_lock();
-	cached_attr_rcu(c, s->op.hash, &s->op.k, &a, &s->value, &s->deadline);
-	rcu_read_unlock();
-}
 
 /* Under the locks: is s's name cached as positive, with the value and
  * deadline peeked? */
@@ -1121,8 +1133,7 @@ static void xchg_find_locked(struct udc_cache *c, struct xchg_side *s)
 	uint32_t now_deadline;
 
 	s->known = cached_attr_locked(c, s->op.hash, &s->op.k, &s->was, &now, &now_deadline) &&
-		   now.len == s->value.len && memcmp(now_buf, s->buf, now.len) == 0 &&
-		   now_deadline == s->deadline;
+		   peek_holds(&s->peek, &now, now_deadline);
 }
 
 /* Under the locks: s's name now holds what @from's held (gen @gen). */
@@ -1163,32 +1174,35 @@ int udc_exchange(udc_cache *c, udc_ino adir, const char *aname, size_t alen, udc
 		 const char *bname, size_t blen)
 {
 	struct xchg_side a, b;
-	int r = name_op_init(&a.op, c, adir, aname, alen);
+	int r = name_op_check(c, adir, aname, alen);
 
+	if (!r)
+		r = name_op_check(c, bdir, bname, blen);
 	if (r)
 		return r;
-	r = name_op_init_as(&b.op, c, bdir, bname, blen, PIN_MAKE, a.op.d);
-	if (r) {
-		name_op_done(c, &a.op);
-		return r;
-	}
-	if (adir == bdir && alen == blen && memcmp(aname, bname, alen) == 0) {
-		name_op_done(c, &a.op);
-		name_op_done(c, &b.op);
+	if (adir == bdir && alen == blen && memcmp(aname, bname, alen) == 0)
 		return 0;
-	}
-	xchg_peek(c, &a);
-	xchg_peek(c, &b);
+	/* each op's lookup peeks its value: a's finds its directory too, and
+	 * b's borrows it within one directory */
+	r = name_op_setup(&a.op, c, adir, aname, alen, PIN_MAKE, NULL, &a.peek);
+	if (r)
+		return r;
+	r = name_op_setup(&b.op, c, bdir, bname, blen, PIN_MAKE, a.op.d, &b.peek);
 	/* a's name gets b's answer, b's name a's: each copy made now */
-	const struct entry_extra xa = { .value = b.buf, .vlen = b.value.len, .deadline = b.deadline };
-	const struct entry_extra xb = { .value = a.buf, .vlen = a.value.len, .deadline = a.deadline };
-	a.pos = pos_alloc(c, &a.op, NULL, &xa);
+	const struct entry_extra xa = {
+		.value = b.peek.buf, .vlen = b.peek.value.len, .deadline = b.peek.deadline,
+	};
+	const struct entry_extra xb = {
+		.value = a.peek.buf, .vlen = a.peek.value.len, .deadline = a.peek.deadline,
+	};
+	a.pos = r ? NULL : pos_alloc(c, &a.op, NULL, &xa);
 	b.pos = a.pos ? pos_alloc(c, &b.op, NULL, &xb) : NULL;
 	if (!b.pos) {
 		if (a.pos)
 			entry_free_now(c, a.pos);
+		if (!r)
+			name_op_done(c, &b.op);
 		name_op_done(c, &a.op);
-		name_op_done(c, &b.op);
 		return -ENOMEM;
 	}
 
@@ -1213,8 +1227,8 @@ int udc_exchange(udc_cache *c, udc_ino adir, const char *aname, size_t alen, udc
 		entry_free_now(c, a.pos);   /* never published */
 	if (b.pos)
 		entry_free_now(c, b.pos);
+	name_op_done(c, &b.op);   /* it may borrow a's pin */
 	name_op_done(c, &a.op);
-	name_op_done(c, &b.op);
 	shrink_after_call(c->shrink);
 	return 0;
 }
