@@ -450,6 +450,13 @@ Test(inputs, dotdot_rules)
 	cr_expect_eq(r, -EINVAL, "udc_rename(old \"..\") = %s", tc_res_str(r));
 	r = udc_rename(env.c, D_INO, "f", 1, D_INO, "..", 2, F_INO);
 	cr_expect_eq(r, -EINVAL, "udc_rename(new \"..\") = %s", tc_res_str(r));
+	/* Both names bad: each name's own checks come before either's "..". */
+	char too_long[UDC_NAME_MAX + 1];
+	memset(too_long, 'x', sizeof(too_long));
+	r = udc_rename(env.c, D_INO, too_long, sizeof(too_long), D_INO, "..", 2, UDC_INO_NONE);
+	cr_expect_eq(r, -ENAMETOOLONG, "udc_rename(old too long, new \"..\") = %s", tc_res_str(r));
+	r = udc_rename(env.c, D_INO, "..", 2, D_INO, too_long, sizeof(too_long), UDC_INO_NONE);
+	cr_expect_eq(r, -ENAMETOOLONG, "udc_rename(old \"..\", new too long) = %s", tc_res_str(r));
 	r = udc_rmdir(env.c, D_INO, "..", 2, TC_ROOT);
 	cr_expect_eq(r, -EINVAL, "udc_rmdir(\"..\") = %s", tc_res_str(r));
 	r = udc_rmdir(env.c, D_INO, "..", 2, UDC_INO_NONE);
