@@ -49,7 +49,7 @@ struct slab_config {
 	 * period of time (a sweeper's FIFO segment). */
 	unsigned fifo_mask;
 	/* Objects that never move (nothing compacts them): a refill takes
-	 * the fullest partial page with an eighth free among those it
+	 * the fullest partial page with a slot free among those it
 	 * looks at, so that sparse pages drain and go back, instead of the
 	 * first with a quarter free. */
 	bool fullest_first;
