@@ -325,6 +325,11 @@ static int listing_batch_copy(struct udc_cache *c, struct udc_dir *d, struct dir
 		goto out;
 	}
 	struct entry_kid *k = listing_resume_locked(l, after);
+	/* The cursor's kid: the first after the last name given, not after
+	 * the garbage skipped since, whose names may be told again in their
+	 * places (a cursor past them lost them: readdir/
+	 * a_cursor_past_older_names_resumes_at_them). */
+	struct entry_kid *resume = k;
 	for (; k && b->n < LISTING_BATCH; k = kid_next_locked(l, k)) {
 		struct udc_entry *e = k->e;
 		if (!entry_current(e))
@@ -343,10 +348,11 @@ static int listing_batch_copy(struct udc_cache *c, struct udc_dir *d, struct dir
 		ln->vlen = (uint16_t)vlen;
 		memcpy(ln->value, v, vlen);
 		after = k->seq;
+		resume = kid_next_locked(l, k);
 	}
 	b->end = !k;
 	if (after)
-		listing_cursor_save_locked(l, after, k);
+		listing_cursor_save_locked(l, after, resume);
 out:
 	udc_spin_unlock(&l->lock);
 	return r;

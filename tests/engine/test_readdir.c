@@ -391,6 +391,44 @@ Test(readdir, a_cursors_name_moved_by_compaction_keeps_its_place)
 	cursor_target_changes(2);
 }
 
+/* A batch that skipped names of an older generation to the end of the
+ * list left a cursor that said no name follows the last it gave.  Told
+ * again, those names keep their places (a new answer for a name), and a
+ * reader resuming after that last name must get them: read in pieces, a
+ * listing lost them (found by tests/fuzz: regressions/
+ * readdir-resume-past-older-names). */
+Test(readdir, a_cursor_past_older_names_resumes_at_them)
+{
+	struct got *g = got_new(), *h = got_new();
+	struct udc_fill f;
+	char name[80];
+
+	fill_complete(2000);
+	/* The calls' chores would sweep the older names away (they try
+	 * shrink_lock): held, the names stay until they are told again. */
+	udc_mutex_lock(&env.c->shrink->lock);
+	cr_assert_eq(udc_invalidate_dir(env.c, D), 0);
+	cr_assert_eq(udc_dir_fill_begin(env.c, D, &f), 0);
+	name_of(name, sizeof(name), 0);
+	cr_assert_eq(add_v(name, 1000), 0);
+	cr_assert_eq(udc_dir_complete(env.c, D, &f), 0);
+	cr_assert_eq(udc_readdir(env.c, D, 0, collect, g), 0);   /* n0; the rest skipped */
+	assert_lists_exactly(1, g);
+	fill_complete(2000);   /* all told again */
+	udc_mutex_unlock(&env.c->shrink->lock);
+	cr_assert_eq(udc_readdir(env.c, D, g->cookie[0], collect, h), 0);
+	cr_assert_eq(h->n, 1999, "resumed after %s: %u names, not 1,999", name, h->n);
+	g->n = 0;
+	cr_assert_eq(udc_readdir(env.c, D, 0, collect, g), 0);
+	assert_lists_exactly(2000, g);
+	cr_assert_str_eq(g->name[0], name);
+	for (unsigned i = 0; i < h->n; i++)
+		cr_assert_str_eq(h->name[i], g->name[i + 1]);
+	cr_assert_eq(engine_check(env.c), 0);
+	free(g);
+	free(h);
+}
+
 /* A reader at the end (its cursor knows no next name); a name added then
  * is given when it resumes from the last cookie. */
 Test(readdir, a_name_added_after_the_end_is_given_on_resuming)
