@@ -6,8 +6,9 @@
 # Configures and builds the fuzz preset (clang, -fsanitize=fuzzer,address,
 # undefined, UDC_DEBUG=3) in build/fuzz, replays every input kept in
 # tests/fuzz/regressions/ and the seed corpus tests/fuzz/corpus/ once, then
-# fuzzes a copy of the corpus (the tree's corpus is never written) for the
-# given time, single process.  Exits non-zero on any crash, violation of the
+# fuzzes a copy of the corpus and of the distilled one of past long runs
+# (tests/fuzz/distilled.tar.gz; the tree's are never written) for the given
+# time, single process.  Exits non-zero on any crash, violation of the
 # harness's checks, leak or timeout; the input that did it is saved as
 # build/fuzz/artifacts/crash-* (or leak-*, timeout-*), to replay with
 #   build/fuzz/tests/fuzz/fuzz_api <file>    (UDC_FUZZ_TRACE=1: every op)
@@ -60,6 +61,11 @@ if ((${#inputs[@]} > 0)); then
 fi
 
 cp tests/fuzz/corpus/* "$work/"
+# And the distilled corpus of past long runs (tests/fuzz/README.md): a
+# minute starts from where they got to, not from the seeds alone.
+if [[ -f tests/fuzz/distilled.tar.gz ]]; then
+	tar -xzf tests/fuzz/distilled.tar.gz -C "$work" --strip-components=1
+fi
 echo "fuzz.sh: fuzzing for ${secs}s (build took $((built - start))s)"
 if ! "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	-artifact_prefix="$artifacts/" "$work" >"$work.log" 2>&1; then
