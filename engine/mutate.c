@@ -1055,8 +1055,8 @@ static void rename_locked(struct udc_cache *c, struct rename_op *ro)
  * nothing to do) or -errno.  The old name's op first: its lookup finds
  * the directory through its entry, and peeks the value the new entry
  * copies; the new name's borrows that pin within one directory (no
- * lookup: three finds of the names, from five, BENCHMARKS.md, issue 16,
- * stop 38). */
+ * lookup: three lookups of the names before the publish, from four,
+ * BENCHMARKS.md, issue 16, stop 38). */
 static int rename_op_init(struct rename_op *ro, struct udc_cache *c, udc_ino odir,
 			  const char *oname, size_t olen, udc_ino ndir, const char *nname,
 			  size_t nlen, udc_ino moved)
