@@ -682,9 +682,9 @@ static int engine_check_held(struct udc_cache *c)
 		CHECK(e->kind == ENT_POSITIVE || e->kind == ENT_NEGATIVE, "bad kind %u", e->kind);
 		CHECK(name_check(entry_name(e), e->len) == 0 && !name_is_dotdot(entry_name(e), e->len),
 		      "entry with a bad name");
-		CHECK(dir_find_rcu(c, e->dir->ino) == e->dir, "entry's dir not in the dir table");
-		uint64_t h = hash_name(&c->key, e->dir->ino, entry_name(e), e->len);
-		const struct name_key k = { .dir = e->dir->ino, .name = entry_name(e), .len = e->len };
+		CHECK(dir_find_rcu(c, dir_ino(c, e->dir)) == e->dir, "entry's dir not in the dir table");
+		uint64_t h = hash_name(&c->key, dir_ino(c, e->dir), entry_name(e), e->len);
+		const struct name_key k = name_key_of(c, dir_ino(c, e->dir), entry_name(e), e->len);
 		CHECK(entry_find_rcu(c, h, &k) == e, "entry not found by its own key (duplicate?)");
 		if (e->kind == ENT_POSITIVE) {
 			pos++;
@@ -704,15 +704,15 @@ static int engine_check_held(struct udc_cache *c)
 		/* a dead object (the reaper's, refs < 0) has no holder left */
 		CHECK(!holds || (atomic_load(&d->refs) < 0 ? holders == 0 :
 				 atomic_load(&d->refs) == (int64_t)holders),
-		      "dir %llu: %lld references, %zu entries hold it", (unsigned long long)d->ino,
+		      "dir %llu: %lld references, %zu entries hold it", (unsigned long long)dir_ino(c, d),
 		      (long long)atomic_load(&d->refs), holders);
 		CHECK(atomic_load(&d->refs) >= atomic_load(&d->nr_positive) ||
 			      atomic_load(&d->refs) < 0,
-		      "dir %llu: %lld references for %lld positives", (unsigned long long)d->ino,
+		      "dir %llu: %lld references for %lld positives", (unsigned long long)dir_ino(c, d),
 		      (long long)atomic_load(&d->refs), (long long)atomic_load(&d->nr_positive));
 		CHECK(atomic_load(&d->refs) != 0 || (atomic_load(&d->state) & DIR_IDLE),
-		      "dir %llu: idle but not queued for the reaper", (unsigned long long)d->ino);
-		CHECK(listing_check(d) == 0, "dir %llu: its listing (above)", (unsigned long long)d->ino);
+		      "dir %llu: idle but not queued for the reaper", (unsigned long long)dir_ino(c, d));
+		CHECK(listing_check(d) == 0, "dir %llu: its listing (above)", (unsigned long long)dir_ino(c, d));
 	}
 	rcu_read_unlock();
 	if (holds)

@@ -2,9 +2,10 @@
 /*
  * engine/dir.c - directory objects, and their reaper.
  *
- * Owns: the directory table (cache->dirs, an rculfhash keyed by the keyed
- * hash of the ino), every struct udc_dir in it and its struct dir_ext,
- * the directory slab they come from (cache->dir_slab: one line each), and
+ * Owns: the directory table (cache->dirs, an rculfhash of the inos' keys,
+ * dir_key: engine/hash.h), every struct udc_dir in it and its struct
+ * dir_ext, the directory slab they come from (cache->dir_slab: 48 and 64
+ * bytes), and
  * the reaper's queues (cache->dirs_queued, dirs_arrived, dirs_idle,
  * dirs_spare); the complete flag and the fill protocol (d->state,
  * x->complete_until); the ".." records (x->parent, parent_stamp,
@@ -107,6 +108,14 @@
  *   that finds no entry runs an acquire fence before it reads the flag
  *   (dir_complete_rcu): the table load that missed the name read what the
  *   unpublish wrote, so it also sees the clear made before it.
+ *   The word is 32 bits (the object is 48 bytes), so the count is mod
+ *   2^29: a completion would miss drops only if exactly a multiple of
+ *   2^29 came between its begin and its CAS.  Each drop is an entry of
+ *   that one directory that was in the table and went (one insert and one
+ *   loss): 2^29 of them during one listing take minutes of a thread that
+ *   does nothing else (churn's 1.4 M cycles a second, BENCHMARKS.md), and
+ *   then the count must land on the multiple exactly.  The generation is
+ *   the same kind of bound (2^32 bumps while a stale entry stays).
  *
  * Ordering, "..":
  *   A reader (dir_parent_rcu, under rcu_read_lock) loads parent and
@@ -178,21 +187,28 @@ static uint64_t epoch_next(struct udc_cache *c)
 	return atomic_fetch_add_explicit(&c->dir_clock, 1, memory_order_relaxed) + 1;
 }
 
+/* rculfhash calls it only for a node whose reverse_hash, the key of its
+ * ino, equals the one looked for: the key is a bijection of the ino
+ * (dir_key), so that is the same ino. */
 static int dir_match(struct cds_lfht_node *node, const void *key)
 {
-	const struct udc_dir *d = caa_container_of(node, struct udc_dir, node);
-
 	rcu_found_note(node);   /* TSan: pairs with rcu_publish_note in dir_get */
-	return d->ino == *(const udc_ino *)key;
+	return node->reverse_hash == *(const uint64_t *)key;
+}
+
+/* The object of the ino whose key is @key, or NULL; rcu_read_lock held. */
+static struct udc_dir *dir_lookup_rcu(struct udc_cache *c, uint64_t key)
+{
+	struct cds_lfht_iter it;
+
+	cds_lfht_lookup(c->dirs, bit_reverse64(key), dir_match, &key, &it);
+	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
+	return n ? dir_of(n) : NULL;
 }
 
 struct udc_dir *dir_find_rcu(struct udc_cache *c, udc_ino ino)
 {
-	struct cds_lfht_iter it;
-
-	cds_lfht_lookup(c->dirs, hash_ino(&c->key, ino), dir_match, &ino, &it);
-	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
-	return n ? caa_container_of(n, struct udc_dir, node) : NULL;
+	return dir_lookup_rcu(c, dir_key(&c->key, ino));
 }
 
 /* Pin d, found under rcu_read_lock: false if it is dead (then taken out of
@@ -206,44 +222,42 @@ bool dir_pin_rcu(struct udc_cache *c, struct udc_dir *d)
 	return false;
 }
 
-static struct udc_dir *dir_find_hashed(struct udc_cache *c, udc_ino ino, uint64_t hash)
+static struct udc_dir *dir_find_keyed(struct udc_cache *c, uint64_t key)
 {
-	struct cds_lfht_iter it;
-	struct udc_dir *d = NULL;
+	struct udc_dir *d;
 
 	rcu_read_lock();
-	cds_lfht_lookup(c->dirs, hash, dir_match, &ino, &it);
-	struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
-	if (n && dir_pin_rcu(c, dir_of(n)))
-		d = dir_of(n);
+	d = dir_lookup_rcu(c, key);
+	if (d && !dir_pin_rcu(c, d))
+		d = NULL;
 	rcu_read_unlock();
 	return d;
 }
 
 struct udc_dir *dir_find(struct udc_cache *c, udc_ino ino)
 {
-	return dir_find_hashed(c, ino, hash_ino(&c->key, ino));
+	return dir_find_keyed(c, dir_key(&c->key, ino));
 }
 
 struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 {
-	uint64_t hash = hash_ino(&c->key, ino);
-	struct udc_dir *d = dir_find_hashed(c, ino, hash);
+	uint64_t key = dir_key(&c->key, ino);
+	struct udc_dir *d = dir_find_keyed(c, key);
 
 	if (d)
 		return d;
 	d = slab_alloc(c->dir_slab, DIR_CLASS);   /* zeroed */
 	if (!d)
 		return NULL;
-	d->ino = ino;
 	atomic_init(&d->gen, DIR_GEN_FIRST);
 	atomic_init(&d->refs, 1);   /* our pin */
 
 	for (;;) {
 		rcu_read_lock();
 		rcu_publish_note(&d->node);   /* TSan: pairs with rcu_found_note in dir_match */
-		struct cds_lfht_node *n = cds_lfht_add_unique(c->dirs, hash, dir_match, &ino,
-							      &d->node);
+		/* it sets d->node.reverse_hash to the key (bit_reverse64 undone) */
+		struct cds_lfht_node *n = cds_lfht_add_unique(c->dirs, bit_reverse64(key), dir_match,
+							      &key, &d->node);
 		struct udc_dir *other = n != &d->node ? dir_of(n) : NULL;
 		bool pinned = other && dir_pin_rcu(c, other);
 		rcu_read_unlock();
@@ -255,6 +269,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 		}
 		/* A dead one was in the way; it is out of the table now. */
 	}
+	udc_assert(dir_ino(c, d) == ino);
 	atomic_fetch_add_explicit(&c->nr_dirs, 1, memory_order_relaxed);   /* relaxed: a count */
 	return d;
 }
@@ -327,12 +342,12 @@ struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d)
 
 void dir_drop_note(struct udc_dir *d)
 {
-	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+	uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
 
 	/* seq_cst: before the caller's unpublish (Ordering (C)); pairs
 	 * with dir_complete_rcu's fence and dir_fill_complete's CAS */
 	while (!atomic_compare_exchange_weak(&d->state, &s,
-					     (s & ~(uint64_t)DIR_COMPLETE) + DIR_DROP_ONE))
+					     (s & ~(uint32_t)DIR_COMPLETE) + DIR_DROP_ONE))
 		;
 }
 
@@ -343,9 +358,9 @@ int dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill
 	if (!x)
 		return -ENOMEM;
 	/* seq_cst: the snapshot precedes the embedder's listing (Ordering, fills) */
-	uint64_t s = atomic_fetch_or(&d->state, DIR_FILLING);
+	uint32_t s = atomic_fetch_or(&d->state, DIR_FILLING);
 
-	fill->opaque[0] = d->ino;
+	fill->opaque[0] = dir_ino(c, d);
 	/* relaxed: an epoch only ever changes to a value never seen before */
 	fill->opaque[1] = atomic_load_explicit(&x->epoch, memory_order_relaxed);
 	fill->opaque[2] = s & ~DIR_STATE_FLAGS;
@@ -376,7 +391,7 @@ bool dir_fill_listed_ok(struct udc_dir *d, const struct udc_fill *fill, struct s
 
 int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_fill *fill)
 {
-	uint64_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
+	uint32_t s = atomic_load_explicit(&d->state, memory_order_relaxed);
 	struct dir_ext *x = dir_ext_rcu(d);
 
 	/* a different object has a different epoch, or none */
@@ -394,14 +409,14 @@ int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_f
 	do {
 		if ((s & ~DIR_STATE_FLAGS) != fill->opaque[2]) {
 			/* relaxed: DIR_FILLING is a hint for the reaper */
-			atomic_fetch_and_explicit(&d->state, ~(uint64_t)DIR_FILLING,
+			atomic_fetch_and_explicit(&d->state, ~(uint32_t)DIR_FILLING,
 						  memory_order_relaxed);
 			return -ESTALE;
 		}
 		/* seq_cst: one RMW with dir_drop_note's, so either it sees the
 		 * drop or the drop clears what it set (Ordering, fills) */
 	} while (!atomic_compare_exchange_weak(&d->state, &s,
-					       (s | DIR_COMPLETE) & ~(uint64_t)DIR_FILLING));
+					       (s | DIR_COMPLETE) & ~(uint32_t)DIR_FILLING));
 	return 0;
 }
 
@@ -446,7 +461,7 @@ static void parent_store_locked(struct udc_cache *c, struct dir_ext *x, struct u
 				uint64_t stamp)
 {
 	spin_assert_held(&x->lock);
-	udc_ino ino = p && stamp ? p->ino : UDC_INO_NONE;
+	udc_ino ino = p && stamp ? dir_ino(c, p) : UDC_INO_NONE;
 	/* relaxed, all: x->lock orders the writers, and readers check the
 	 * stamp against the parent's epoch, so a torn pair is never trusted */
 	udc_ino old = atomic_load_explicit(&x->parent, memory_order_relaxed);
@@ -589,7 +604,7 @@ udc_ino dir_parent_rcu(struct udc_cache *c, struct udc_dir *d, uint64_t *cookie)
 	if (!px || atomic_load_explicit(&px->epoch, memory_order_relaxed) != stamp)
 		return UDC_INO_NONE;
 	*cookie = atomic_load_explicit(&px->cookie, memory_order_relaxed);
-	return pd->ino;
+	return ino;   /* pd is its object (found by it) */
 }
 
 void dir_children_moved(struct udc_cache *c, struct udc_dir *d)
@@ -606,38 +621,54 @@ void dir_children_moved(struct udc_cache *c, struct udc_dir *d)
 
 /* ------------------------------------------------------------------ */
 /* the admission bound's count of the current generation's negatives.
- * Relaxed throughout: the bound is a heuristic.  A generation bump
- * (udc_invalidate_dir, udc_rmdir) resets it: the stale negatives are
- * garbage, not the new generation's budget.  A count racing a bump may
- * land on either side (one lost, or one too many); a removal of another
- * generation's negative is not counted. */
+ * Relaxed throughout: the bound is a heuristic.  No word of the object
+ * counts them (it is 48 bytes): its references are its entries and its
+ * pins, so refs less nr_positive is its negatives of every generation and
+ * the pins (a few calls in flight).  A generation bump (udc_invalidate_dir,
+ * udc_rmdir) makes the negatives then in the table garbage, not the new
+ * generation's budget: it notes how many in the extension
+ * (stale_negatives), and each that leaves takes one off.  A count racing
+ * a bump may land on either side (one too few, or too many); with no
+ * room for an extension the garbage counts until the sweep drops it (new
+ * negatives are declined sooner, never wrongly kept). */
 
-uint64_t dir_negatives(struct udc_dir *d)
+uint64_t dir_negatives(struct udc_dir *d, int pins)
 {
-	/* relaxed: see above */
-	return atomic_load_explicit(&d->negatives, memory_order_relaxed);
+	struct dir_ext *x = dir_ext_rcu(d);
+	/* relaxed, all: see above */
+	int64_t n = (int64_t)atomic_load_explicit(&d->refs, memory_order_relaxed) - pins -
+		    atomic_load_explicit(&d->nr_positive, memory_order_relaxed) -
+		    (x ? atomic_load_explicit(&x->stale_negatives, memory_order_relaxed) : 0);
+
+	return n > 0 ? (uint64_t)n : 0;
 }
 
-void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta)
+void dir_stale_negative_gone(struct udc_dir *d, uint32_t gen)
 {
+	struct dir_ext *x = dir_ext_rcu(d);
+
 	/* relaxed, all: a counter (see above) */
-	if (atomic_load_explicit(&d->gen, memory_order_relaxed) != gen)
+	if (!x || atomic_load_explicit(&d->gen, memory_order_relaxed) == gen)
 		return;
-	uint32_t n = atomic_load_explicit(&d->negatives, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(&x->stale_negatives, memory_order_relaxed);
 	do {
-		if (delta < 0 && n == 0)
-			return;   /* counted before a reset a bump race made */
-	} while (!atomic_compare_exchange_weak_explicit(&d->negatives, &n,
-							delta > 0 ? n + 1 : n - 1,
+		if (n == 0)
+			return;   /* one that a bump's race did not count */
+	} while (!atomic_compare_exchange_weak_explicit(&x->stale_negatives, &n, n - 1,
 							memory_order_relaxed, memory_order_relaxed));
 }
 
-void dir_bump_gen(struct udc_dir *d)
+void dir_bump_gen(struct udc_cache *c, struct udc_dir *d)
 {
 	/* release: Ordering (B) (pairs with the acquire in dir_gen) */
 	atomic_fetch_add_explicit(&d->gen, 1, memory_order_release);
-	/* relaxed: see above */
-	atomic_store_explicit(&d->negatives, 0, memory_order_relaxed);
+	/* relaxed, all: see above; our pin is one of the references */
+	int64_t stale = (int64_t)atomic_load_explicit(&d->refs, memory_order_relaxed) - 1 -
+			atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
+	struct dir_ext *x = stale > 0 ? dir_ext_get(c, d) : dir_ext_rcu(d);
+	if (x)
+		atomic_store_explicit(&x->stale_negatives, stale > 0 ? (uint32_t)stale : 0,
+				      memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------------ */
@@ -722,7 +753,7 @@ static bool dir_kill(struct udc_cache *c, struct udc_dir *d)
 static void dir_unidle(struct udc_cache *c, struct udc_dir *d)
 {
 	/* seq_cst, both: see Ordering (a put to zero sees the flag or we see 0) */
-	atomic_fetch_and(&d->state, ~(uint64_t)DIR_IDLE);
+	atomic_fetch_and(&d->state, ~(uint32_t)DIR_IDLE);
 	if (atomic_load(&d->refs) == 0 && !(atomic_fetch_or(&d->state, DIR_IDLE) & DIR_IDLE))
 		idle_keep(c, d);
 }

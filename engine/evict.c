@@ -55,7 +55,7 @@ bool entry_key_copy(struct udc_cache *c, struct udc_entry *e, struct entry_key *
 	/* acquire: pairs with the release in entry_publish_locked */
 	live = atomic_load_explicit(&e->published, memory_order_acquire);
 	if (live) {
-		out->dir = e->dir->ino;
+		out->dir = dir_ino(c, e->dir);
 		out->len = e->len;
 		memcpy(out->name, entry_name(e), e->len);
 		out->hash = hash_name(&c->key, out->dir, out->name, out->len);
@@ -77,7 +77,7 @@ bool entry_dir_counts(struct udc_entry *e, int64_t *positives, uint64_t *negativ
 		struct udc_dir *d = e->dir;
 		/* relaxed: the admission bound's inputs, a heuristic */
 		*positives = atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
-		*negatives = dir_negatives(d);
+		*negatives = dir_negatives(d, 0);
 	}
 	rcu_read_unlock();
 	return live;
@@ -136,7 +136,7 @@ uint8_t entry_client_tag(const struct udc_entry *e)
 static bool entry_chain_warm(struct udc_cache *c, const struct udc_entry *e,
 			     const struct entry_key *key)
 {
-	const struct name_key k = { .dir = key->dir, .name = key->name, .len = key->len };
+	const struct name_key k = name_key_of(c, key->dir, key->name, key->len);
 
 	rcu_read_lock();
 	bool found = entry_find_rcu(c, key->hash, &k) == e;
@@ -211,7 +211,7 @@ static enum slab_verdict entry_move_as(struct udc_cache *c, void *old_obj, void 
 		return SLAB_KEPT;   /* dead: slab gets it back when its free lands */
 	if (!name_node_linkable(&e->node))
 		return SLAB_KEPT;   /* a slot the table cannot link (engine/name_table.h) */
-	const struct name_key k = { .dir = key.dir, .name = key.name, .len = key.len };
+	const struct name_key k = name_key_of(c, key.dir, key.name, key.len);
 	struct stripe *s = stripe_of(c, key.hash);
 	bool stale = false;
 

@@ -93,9 +93,23 @@ static void nh_aes_key_set(struct hash_key *k, uint64_t k0, uint64_t k1)
 }
 #endif
 
+/* The directory table's multiplier (dir_key): pseudorandom and odd, from
+ * the key, as NH's words are; and its inverse mod 2^64 (Newton: each step
+ * doubles the bits right, from the 3 an odd number is its own inverse to). */
+static void dir_key_set(struct hash_key *k)
+{
+	uint64_t a = sip_hash_name(k, 0, "dir-key", 7) | 1, inv = a;
+
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - a * inv;
+	k->dir_mul = a;
+	k->dir_mul_inv = inv;
+}
+
 static void hash_key_set(struct hash_key *k, uint64_t k0, uint64_t k1, enum hash_kind kind)
 {
 	sip_key_set(k, k0, k1);
+	dir_key_set(k);
 #if HASH_NH_AES
 	k->aes = kind == HASH_BEST && cpu_has_aes();
 	if (k->aes)

@@ -88,12 +88,17 @@ struct hash_key {
 #if HASH_NH_AES
 	bool aes;                         /* the CPU has AES-NI: NH then AES (first: it
 	                                   * shares the cache struct's first line) */
+	uint64_t dir_mul;                 /* odd: the directory table's key (dir_key) */
 	__m128i rk[11];                   /* AES-128's round keys (hash_key_init) */
 	uint64_t nh[2 * NH_PAIRS];        /* NH's key words, for names of up to UDC_NAME_MAX */
 #endif
 	/* SipHash's: the key (k0, k1) as its initial state, k0 ^ "somepseu",
 	 * k1 ^ "dorandom", k0 ^ "lygenera", k1 ^ "tedbytes", computed once */
 	struct sip_state init;
+#if !HASH_NH_AES
+	uint64_t dir_mul;
+#endif
+	uint64_t dir_mul_inv;             /* dir_mul's inverse mod 2^64 (dir_key_ino) */
 };
 
 enum hash_kind { HASH_BEST, HASH_SIPHASH };
@@ -258,11 +263,38 @@ hash_name(const struct hash_key *k, udc_ino dir, const char *name, size_t len)
 #endif
 }
 
-/* The keyed hash of a directory ino alone (the directory table's key): the
- * hash of (ino, the empty name). */
-static inline uint64_t hash_ino(const struct hash_key *k, udc_ino ino)
+/*
+ * The directory table's key of an ino: ino times the cache's odd
+ * multiplier, mod 2^64.  A bijection, so a directory object keeps the key
+ * (in its table node) and not the ino, which dir_key_ino gives back: an
+ * object is 48 bytes, not 64 (issue 14: the objects were a third of the
+ * bytes at a binding limit).  The table's buckets are the key's top bits
+ * (rculfhash is given the key bit-reversed, which it reverses again into
+ * the node: engine/dir.c), multiply-shift hashing with a random odd multiplier:
+ * for two distinct inos, Pr[their top l bits are equal] <= 2 / 2^l
+ * (Dietzfelbinger, Hagerup, Katajainen and Penttonen, "A reliable
+ * randomized algorithm for the closest-pair problem", J. Algorithms 1997),
+ * so for any set of inos chosen without the key, chains stay short on
+ * average.  It is not a PRF as the name hash is: it need not be, the keys
+ * are inos, which the store assigns, where names are what clients choose.
+ */
+static inline uint64_t dir_key(const struct hash_key *k, udc_ino ino)
 {
-	return hash_name(k, ino, "", 0);   /* no pointer arithmetic on NULL */
+	return ino * k->dir_mul;
+}
+
+static inline udc_ino dir_key_ino(const struct hash_key *k, uint64_t key)
+{
+	return key * k->dir_mul_inv;
+}
+
+/* The 64 bits of @x in reverse order. */
+static inline uint64_t bit_reverse64(uint64_t x)
+{
+	x = __builtin_bswap64(x);
+	x = (x >> 4 & UINT64_C(0x0f0f0f0f0f0f0f0f)) | (x & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4;
+	x = (x >> 2 & UINT64_C(0x3333333333333333)) | (x & UINT64_C(0x3333333333333333)) << 2;
+	return (x >> 1 & UINT64_C(0x5555555555555555)) | (x & UINT64_C(0x5555555555555555)) << 1;
 }
 
 #endif

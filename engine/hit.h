@@ -31,7 +31,7 @@ lookup_name_inline(struct udc_cache *c, struct thread_stats *ts, udc_ino dir, co
 {
 	_Static_assert(UDC_MISS == 0 && UDC_POSITIVE == 1 && UDC_NEGATIVE == 2,
 		       "stat_lookup_result's index");
-	const struct name_key k = { .dir = dir, .name = name, .len = len };
+	const struct name_key k = name_key_of(c, dir, name, len);
 	int r = UDC_MISS;
 
 	rcu_read_lock();

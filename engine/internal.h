@@ -20,7 +20,7 @@
  *
  * Invariants (checked by engine_check() in UDC_DEBUG builds and tests)
  *   - at most one entry per (dir ino, name) in the name table;
- *   - e->dir->ino == the entry's key dir, and e->dir stays allocated while
+ *   - dir_ino(e->dir) == the entry's key dir, and e->dir stays allocated while
  *     the entry is in the table (each holds a reference, d->refs);
  *   - a directory in the table with refs 0 is DIR_IDLE (on the reaper's
  *     queues), and any struct udc_dir * held outside rcu_read_lock is
@@ -97,15 +97,23 @@ enum dir_state {
 	DIR_IDLE = 1u << 1,       /* queued for the reaper (engine/dir.c), or on its list */
 	DIR_FILLING = 1u << 2,    /* a fill began (udc_dir_fill_begin): kept by the reaper */
 };
-#define DIR_STATE_FLAGS ((uint64_t)7)
-#define DIR_DROP_ONE ((uint64_t)8)   /* one name lost while it exists (dir_drop_note) */
+#define DIR_STATE_FLAGS ((uint32_t)7)
+#define DIR_DROP_ONE ((uint32_t)8)   /* one name lost while it exists (dir_drop_note): the
+                                      * count is mod 2^29 (engine/dir.c, Ordering, fills) */
 
 struct dir_listing;                  /* engine/listing.c */
 
 /*
- * struct udc_dir - one directory: one line, from the directory slab
- * (engine/dir.c), read by lookups (ino, gen, flags) and written by the
- * mutations of its names (refs and the counts).
+ * struct udc_dir - one directory: 48 bytes from the directory slab
+ * (engine/dir.c), read by lookups (its key, gen, flags) and written by the
+ * mutations of its names (refs and the count).
+ *
+ * Its ino is not stored: the table node's reverse_hash is the ino's key
+ * (dir_key, engine/hash.h, a bijection), and dir_ino() inverts it.  Nor is
+ * a count of its negatives: refs less nr_positive counts them, with the
+ * pins and an older generation's garbage (dir_negatives).  The object was
+ * a line of 64 bytes, and at a binding limit the objects were a third of
+ * the bytes (issue 14; BENCHMARKS.md, issue 14, stop 39).
  *
  * refs counts what needs the object: each entry in the table and each
  * call holding it (a pin, dir_get/dir_find).  At zero the object is idle
@@ -114,8 +122,9 @@ struct dir_listing;                  /* engine/listing.c */
  *
  * What few directories have (a ".." record, a listing, a fill, the
  * epoch) is in struct dir_ext, made by the first that needs it and freed
- * with the object: a directory that a path only goes through costs one
- * line (it cost two, 27-48% of the bytes at a binding limit: issue 14).
+ * with the object: a directory that a path only goes through costs its
+ * 48 bytes (it cost two lines, 27-48% of the bytes at a binding limit:
+ * issue 14).
  */
 struct dir_ext;
 struct udc_dir;
@@ -127,22 +136,20 @@ struct dir_fifo {
 };
 
 struct udc_dir {
-	udc_ino ino;                      /* immutable */
-	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it */
+	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it;
+	                                   * reverse_hash: dir_key(ino), immutable */
 	_Atomic uint32_t gen;             /* bumped by invalidate_dir/rmdir (release) */
 	_Atomic int32_t refs;             /* entries + pins; DIR_DEAD: being freed (2^31
 	                                   * entries in one directory would be > 100 GB) */
 	_Atomic int32_t nr_positive;      /* entries in the table, any generation */
-	_Atomic uint32_t negatives;       /* negatives of the current gen (dir_negatives):
-	                                   * a heuristic, reset by dir_bump_gen */
-	_Atomic uint64_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
+	_Atomic uint32_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
 	struct dir_ext *_Atomic ext;      /* NULL until needed (dir_ext_get) */
 	struct udc_dir *queued_next;      /* idle: on cache->dirs_queued, dirs_arrived or
 	                                   * dirs_idle, dirs_spare (DIR_IDLE's holder owns it); dead:
 	                                   * udc_destroy's list */
 };
 
-_Static_assert(sizeof(struct udc_dir) == UDC_CACHELINE, "a directory is one line");
+_Static_assert(sizeof(struct udc_dir) == 48, "a directory is 48 bytes (see above)");
 
 /*
  * struct dir_ext - a directory's rarer answers (engine/dir.c).  Published
@@ -163,6 +170,8 @@ struct dir_ext {
 	                                   * for the reaper (engine/dir.c) */
 	_Atomic uint32_t complete_until;  /* the complete flag's deadline (cache ticks, the
 	                                   * negatives' default life), 0: none */
+	_Atomic uint32_t stale_negatives; /* negatives of older generations still in the
+	                                   * table (dir_negatives; dir_bump_gen) */
 	udc_spin_t lock;                  /* serialises the ".." record's writers */
 };
 
@@ -449,6 +458,18 @@ int entry_slabs_create(struct udc_cache *c);
 void entry_slabs_destroy(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
 void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its parts apart, now */
+
+/* d's ino: its table node keeps the key (engine/hash.h, dir_key). */
+static inline udc_ino dir_ino(const struct udc_cache *c, const struct udc_dir *d)
+{
+	return dir_key_ino(&c->key, d->node.reverse_hash);
+}
+
+/* Is d the object of @ino?  (A multiply, where dir_ino's is the same.) */
+static inline bool dir_is(const struct udc_cache *c, const struct udc_dir *d, udc_ino ino)
+{
+	return d->node.reverse_hash == dir_key(&c->key, ino);
+}
 
 /* d's generation now. */
 static inline uint32_t dir_gen(struct udc_dir *d)
@@ -793,18 +814,21 @@ void dir_hold(struct udc_dir *d);   /* another reference, on a dir already held 
 void dir_put(struct udc_cache *c, struct udc_dir *d);
 /* dir_reap and dir_reap_due (the policy's calls): engine/engine.h */
 void dir_reap_init(struct udc_cache *c);
-void dir_bump_gen(struct udc_dir *d);
-/* Negatives of @d of its current generation (the admission bound's count). */
-uint64_t dir_negatives(struct udc_dir *d);
-/* A negative of @d of generation @gen entered (+1) or left (-1) the table. */
-void dir_count_negative(struct udc_dir *d, uint32_t gen, int delta);
-/* May a new negative of client @tag be kept in d (the policy decides)? */
+/* A new generation of d (pinned): its entries now are stale. */
+void dir_bump_gen(struct udc_cache *c, struct udc_dir *d);
+/* Negatives of @d of its current generation, about (the admission bound's
+ * count); under rcu_read_lock or d pinned, by @pins of the caller's. */
+uint64_t dir_negatives(struct udc_dir *d, int pins);
+/* A negative of @d of generation @gen left the table (counted if stale). */
+void dir_stale_negative_gone(struct udc_dir *d, uint32_t gen);
+/* May a new negative of client @tag be kept in d, pinned once by the
+ * caller (the policy decides)? */
 static inline bool dir_admits_negative(struct udc_cache *c, struct udc_dir *d, uint8_t tag)
 {
 	/* relaxed: a heuristic's input */
 	int64_t pos = atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
 
-	return shrink_admit_negative(c->shrink, pos, dir_negatives(d), tag);
+	return shrink_admit_negative(c->shrink, pos, dir_negatives(d, 1), tag);
 }
 
 /*
@@ -909,7 +933,8 @@ void listing_unlink_locked(struct udc_cache *c, struct udc_entry *e);
 void listing_moved_locked(struct udc_cache *c, struct udc_entry *e, struct udc_entry *to);
 /* d is freed (no entry left): its listing too.  No other caller. */
 void listing_free(struct udc_cache *c, struct udc_dir *d);
-/* engine_check's part: 0 or -EUCLEAN. */
+/* engine_check's part: 0 or -EUCLEAN (what is wrong on stderr; the caller
+ * names d). */
 int listing_check(struct udc_dir *d);
 
 /* ---- engine/forget.c: udc_forget_ino's table ----
@@ -919,9 +944,17 @@ void forget_init(struct udc_cache *c);
 /* ---- engine/lookup.c: the hit path ---- */
 struct name_key {
 	udc_ino dir;
+	uint64_t dir_key;                 /* dir_key(dir): what an entry's directory holds */
 	const char *name;
 	size_t len;
 };
+
+static inline struct name_key name_key_of(const struct udc_cache *c, udc_ino dir, const char *name,
+					  size_t len)
+{
+	return (struct name_key){ .dir = dir, .dir_key = dir_key(&c->key, dir), .name = name,
+				  .len = len };
+}
 /* name_check(), call_check() (the checks every (cache, dir, name) call
  * makes first; the lookups' call_check_len() leaves the scan of the bytes
  * to lookup_name) and name_is_dotdot(): common/path.h. */
@@ -931,7 +964,8 @@ static inline bool name_match(const struct name_node *node, const void *key)
 	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
 	const struct name_key *k = key;
 
-	return e->len == k->len && e->dir->ino == k->dir && name_eq(entry_name(e), k->name, k->len);
+	return e->len == k->len && e->dir->node.reverse_hash == k->dir_key &&
+	       name_eq(entry_name(e), k->name, k->len);
 }
 /* Call with rcu_read_lock held.  The entry, current or stale, or NULL. */
 static inline struct udc_entry *entry_find_rcu(struct udc_cache *c, uint64_t hash,
@@ -959,7 +993,7 @@ static inline struct stripe *stripe_of(struct udc_cache *c, uint64_t hash)
 /* Does the caller hold the stripe of e's name?  (Debug: hashes the name.) */
 static inline bool entry_stripe_held(struct udc_cache *c, const struct udc_entry *e)
 {
-	return lock_held(&stripe_of(c, hash_name(&c->key, e->dir->ino, entry_name(e), e->len))->lock);
+	return lock_held(&stripe_of(c, hash_name(&c->key, dir_ino(c, e->dir), entry_name(e), e->len))->lock);
 }
 /* Every answer in flight is stale and every stripe touched, as if every
  * name had changed (udc_forget_ino: the names of an object are unknown). */

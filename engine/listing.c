@@ -223,8 +223,8 @@ int listing_check(struct udc_dir *d)
 	cds_list_for_each_entry(k, &l->kids, link) {
 		if (k->seq <= seq || k->seq > l->seq || k->e->dir != d || !entry_listed(k->e) ||
 		    kid_of(k->e) != k || !entry_published(k->e)) {
-			fprintf(stderr, "udcache: dir %llu: listing kid %llu out of order or not its entry's\n",
-				(unsigned long long)d->ino, (unsigned long long)k->seq);
+			fprintf(stderr, "udcache: listing kid %llu out of order or not its entry's\n",
+				(unsigned long long)k->seq);
 			r = -EUCLEAN;
 			break;
 		}
@@ -234,8 +234,8 @@ int listing_check(struct udc_dir *d)
 	/* relaxed: the validator runs with no call under way */
 	if (!r && (n != l->n ||
 		   n > (uint64_t)atomic_load_explicit(&d->nr_positive, memory_order_relaxed))) {
-		fprintf(stderr, "udcache: dir %llu: listing holds %llu kids, counts %llu (positives %d)\n",
-			(unsigned long long)d->ino, (unsigned long long)n, (unsigned long long)l->n,
+		fprintf(stderr, "udcache: a listing holds %llu kids, counts %llu (positives %d)\n",
+			(unsigned long long)n, (unsigned long long)l->n,
 			(int)atomic_load_explicit(&d->nr_positive, memory_order_relaxed));
 		r = -EUCLEAN;
 	}

@@ -182,7 +182,7 @@ static struct udc_dir *entry_detach_keep_dir(struct udc_cache *c, struct udc_ent
 		atomic_fetch_sub_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_dropped, 1);
 	} else {
-		dir_count_negative(d, e->gen, -1);
+		dir_stale_negative_gone(d, e->gen);
 		neg_counted(c, ts, e, -1);
 		stat_add(ts, neg_dropped, 1);
 	}
@@ -223,12 +223,11 @@ bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	struct thread_stats *ts = thread_stats(c);
 	struct udc_dir *d = e->dir;
 
-	udc_assert(d->ino == k->dir && e->len == k->len);
+	udc_assert(dir_is(c, d, k->dir) && e->len == k->len);
 	if (e->kind == ENT_POSITIVE) {
 		atomic_fetch_add_explicit(&d->nr_positive, 1, memory_order_relaxed);
 		stat_add(ts, pos_added, 1);
 	} else {
-		dir_count_negative(d, e->gen, 1);
 		neg_counted(c, ts, e, 1);
 		stat_add(ts, neg_added, 1);
 	}
@@ -451,11 +450,11 @@ static int name_op_setup(struct name_op *op, struct udc_cache *c, udc_ino dir, c
 			 struct value_peek *peek)
 {
 	thread_enter();
-	op->k = (struct name_key){ .dir = dir, .name = name, .len = len };
+	op->k = name_key_of(c, dir, name, len);
 	op->hash = hash_name(&c->key, dir, name, len);
 	op->s = stripe_of(c, op->hash);
 	op->d_given = false;
-	op->d_borrowed = how != PIN_NONE && pinned && pinned->ino == dir;
+	op->d_borrowed = how != PIN_NONE && pinned && dir_is(c, pinned, dir);
 	op->d = op->d_borrowed ? pinned : NULL;
 	bool through_entry = how != PIN_NONE && how != PIN_MAKE_NEW && !op->d_borrowed;
 	if (through_entry || peek) {
@@ -547,7 +546,7 @@ void dir_forget(struct udc_cache *c, udc_ino ino, int why)
 	UDC_PROBE(invalidate, why, ino, garbage);
 	dir_drop_note(d);   /* before the release bump below (see Ordering) */
 	dir_parent_set(c, d, NULL);
-	dir_bump_gen(d);
+	dir_bump_gen(c, d);
 	dir_put(c, d);
 }
 

@@ -302,7 +302,7 @@ static int resolve_miss(struct udc_cache *c, struct udc_dir *d, udc_ino dir, con
 			size_t len, uint64_t hash, const struct udc_call *call, struct udc_attr *out,
 			struct value_out *vo, unsigned *src)
 {
-	const struct name_key k = { .dir = dir, .name = name, .len = len };
+	const struct name_key k = name_key_of(c, dir, name, len);
 	struct stripe *s = stripe_of(c, hash);
 	int r;
 

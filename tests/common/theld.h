@@ -16,7 +16,7 @@
  * calls on the cache. */
 static inline bool tc_held(udc_cache *c, udc_ino dir, const char *nm, size_t len)
 {
-	const struct name_key k = { .dir = dir, .name = nm, .len = len };
+	const struct name_key k = name_key_of(c, dir, nm, len);
 
 	rcu_read_lock();
 	bool found = entry_find_rcu(c, hash_name(&c->key, dir, nm, len), &k) != NULL;

@@ -61,9 +61,8 @@ Test(hash, reference_vectors_every_name_length, .init = ref_key_init)
 		cr_expect_eq((uint32_t)h, sip13_low32[n], "message of %zu bytes: %08x, want %08x", n,
 			     (unsigned)(uint32_t)h, (unsigned)sip13_low32[n]);
 	}
-	/* hash_ino() is hash_name() of an empty name: the 8-byte message. */
-	cr_expect_eq((uint32_t)hash_ino(&ref_key, ref_dir), sip13_low32[8]);
-	cr_expect_eq(hash_ino(&ref_key, ref_dir), hash_name(&ref_key, ref_dir, msg, 0));
+	/* The empty name: the 8-byte message. */
+	cr_expect_eq((uint32_t)hash_name(&ref_key, ref_dir, msg, 0), sip13_low32[8]);
 }
 
 /* Every 64-bit output, not only its low half: the empty message's is
@@ -103,8 +102,41 @@ Test(hash, full_width_and_every_input_bit, .init = ref_key_init)
 		/* A name is not its zero-padded extension (the length is hashed). */
 		cr_expect_neq(hash_name(key, 42, name, 22),
 			      hash_name(key, 42, "a-name-of-twenty-thre\0", 22 + 1), "key %u", kk);
-		/* The directory table's key is the empty name's. */
-		cr_expect_eq(hash_ino(key, 42), hash_name(key, 42, name, 0), "key %u", kk);
+	}
+}
+
+/* The directory table's key (hash.h, dir_key): an odd multiplier, so a
+ * bijection that dir_key_ino undoes, from the key (another key, another
+ * multiplier); and bit_reverse64 against its definition. */
+Test(hash, directory_keys_give_their_ino_back, .init = ref_key_init)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (unsigned kk = 0; kk < NR_KEYS; kk++) {
+		const struct hash_key *key = both_keys[kk];
+		cr_expect_eq(key->dir_mul & 1, 1, "key %u: an even multiplier", kk);
+		cr_expect_eq(key->dir_mul * key->dir_mul_inv, 1, "key %u: not its inverse", kk);
+		const udc_ino inos[] = { 0, 1, 2, 42, UINT32_MAX, UDC_INO_NONE, UINT64_MAX - 1 };
+		for (unsigned i = 0; i < sizeof(inos) / sizeof(inos[0]); i++)
+			cr_expect_eq(dir_key_ino(key, dir_key(key, inos[i])), inos[i], "key %u ino %llu",
+				     kk, (unsigned long long)inos[i]);
+		for (unsigned i = 0; i < 10000; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			cr_assert_eq(dir_key_ino(key, dir_key(key, x)), x, "key %u ino %llx", kk,
+				     (unsigned long long)x);
+		}
+	}
+	struct hash_key other;
+	const uint64_t words[2] = { ref_words[0] ^ 1, ref_words[1] };
+	cr_assert_eq(hash_key_init_as(&other, words, HASH_SIPHASH), 0);
+	cr_expect_neq(other.dir_mul, ref_key.dir_mul, "the multiplier does not depend on the key");
+
+	for (unsigned i = 0; i < 1000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t r = 0;
+		for (unsigned b = 0; b < 64; b++)
+			r |= (x >> b & 1) << (63 - b);
+		cr_assert_eq(bit_reverse64(x), r, "%016llx", (unsigned long long)x);
 	}
 }
 

@@ -710,6 +710,34 @@ Test(policy, a_directory_past_its_bound_loses_its_oldest_unhit_negatives)
 	udc_destroy(c);
 }
 
+/* An invalidated directory's old negatives are garbage, not its new
+ * generation's budget, even before they are swept: the count (refs less
+ * positives, engine/dir.c) takes the garbage off.  Here dir 10 holds
+ * twice its bound of hit negatives, the most it may, when it is
+ * invalidated; shrink_lock held keeps the calls' chores from sweeping. */
+Test(policy, an_invalidated_directorys_garbage_is_not_its_new_negatives_budget)
+{
+	udc_cache *c = pol_create(TC_MEMORY_LIMIT, UINT32_MAX);
+
+	for (unsigned i = 0; i < 2 * BOUND_BASE; i++) {
+		cr_assert_eq(neg(c, 10, "n-%u", i), 0);
+		look(c, 10, "n-%u", i);   /* hit: not trimmed */
+	}
+	cr_assert_eq(tc_stats(c).negatives_declined, 0);
+	udc_mutex_lock(&c->shrink->lock);
+	cr_assert_eq(udc_invalidate_dir(c, 10), 0);
+	for (unsigned i = 0; i < 1000; i++)
+		cr_assert_eq(neg(c, 10, "again-%u", i), 0);
+	uint64_t declined = tc_stats(c).negatives_declined;
+	unsigned held = count_negative(c, 10, "again-%u", 1000);
+	udc_mutex_unlock(&c->shrink->lock);
+	cr_assert_eq(declined, 0, "%llu new negatives declined for the garbage",
+		     (unsigned long long)declined);
+	cr_assert_eq(held, 1000);
+	cr_assert_eq(engine_check(c), 0);
+	udc_destroy(c);
+}
+
 /* Negatives all hit are not trimmed: past twice the bound a new one is
  * declined, and a declined negative still replaces the name's positive. */
 Test(policy, a_directory_of_hit_negatives_declines_past_twice_its_bound)
