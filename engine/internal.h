@@ -136,20 +136,26 @@ struct dir_fifo {
 };
 
 struct udc_dir {
+	struct dir_ext *_Atomic ext;      /* NULL until needed (dir_ext_get) */
 	struct cds_lfht_node node;        /* in cache->dirs until the reaper frees it;
 	                                   * reverse_hash: dir_key(ino), immutable */
 	_Atomic uint32_t gen;             /* bumped by invalidate_dir/rmdir (release) */
+	_Atomic uint32_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
 	_Atomic int32_t refs;             /* entries + pins; DIR_DEAD: being freed (2^31
 	                                   * entries in one directory would be > 100 GB) */
 	_Atomic int32_t nr_positive;      /* entries in the table, any generation */
-	_Atomic uint32_t state;           /* DIR_* flags | drops x DIR_DROP_ONE (dir.c) */
-	struct dir_ext *_Atomic ext;      /* NULL until needed (dir_ext_get) */
 	struct udc_dir *queued_next;      /* idle: on cache->dirs_queued, dirs_arrived or
 	                                   * dirs_idle, dirs_spare (DIR_IDLE's holder owns it); dead:
 	                                   * udc_destroy's list */
 };
 
 _Static_assert(sizeof(struct udc_dir) == 48, "a directory is 48 bytes (see above)");
+/* What a hit reads (the key its match compares, the generation) and a
+ * miss (the complete flag) in one 16-byte quarter: slots are 16-aligned,
+ * so it is in one line at every slot, where a 48-byte object may span two. */
+_Static_assert(offsetof(struct udc_dir, node.reverse_hash) / 16 == offsetof(struct udc_dir, gen) / 16 &&
+	       offsetof(struct udc_dir, state) / 16 == offsetof(struct udc_dir, gen) / 16,
+	       "a hit reads one line of its directory");
 
 /*
  * struct dir_ext - a directory's rarer answers (engine/dir.c).  Published
