@@ -39,7 +39,21 @@
 
 #define MIN_BUCKETS_MAX 2048   /* a table's smallest size, at limits from 2 MiB up */
 #define MIN_BUCKETS_MIN 64
-#define TABLE_GROW_LOAD 2   /* nodes per bucket past which a table grows */
+/* log2 of the nodes per bucket past which a table grows (to half that):
+ * 2 in the name table, whose chains every hit walks.  The directory
+ * table, which no hit reads (a miss or an insert without its name's entry
+ * finds the directory there), and whose bucket costs twice as much (16
+ * bytes, a cds_lfht_node), takes 2 as long as its buckets stay within
+ * 1/SMALL_SHARE_DIV of the limit, and up to 8 past that (dirs_load_shift):
+ * at binding limits the buckets were 7-12% of bytes_used, and 8 a bucket
+ * took 29 of 32 replay rows under lru-mutex's backend lookups, where 2
+ * took 28 (gcc at 5% from 1.09x to 0.97x); with 2^17 directories in a
+ * 1 GiB cache, 8 cost the mixed workload 3-7% (BENCHMARKS.md, issue 14,
+ * stop 39). */
+#define NAME_LOAD_SHIFT 1
+#define DIR_LOAD_SHIFT 1
+#define DIR_LOAD_SHIFT_TIGHT 3
+#define DIR_TABLE_SHARE_DIV 128
 /* The fixed part of an empty cache (its tables' smallest size, its
  * stripes) within 1/SMALL_SHARE_DIV of the memory limit each, down to
  * MIN_BUCKETS_MIN and NR_STRIPES_MIN: 160 KiB at every limit was 61% of
@@ -69,10 +83,10 @@ static bool membarrier_available(void)
  * and a table whose count dipped once is left with chains of dozens
  * (measured: a 16 MiB trickle ran 8x slower in a third of the runs).  So
  * the reclaim passes size them (cache_tables_resize): a table grows to
- * table_target(count) buckets (one to two nodes each) once its count
- * passes TABLE_GROW_LOAD per bucket, when the memory for it is there
+ * table_target(count) buckets (one to two nodes each, or 4 to 8: below)
+ * once its count passes 2 (or 8) per bucket, when the memory for it is there
  * (reclaim_used counts a growth due, so eviction makes the room first),
- * and shrinks to it under a quarter node per bucket.  bytes_used counts
+ * and shrinks to it under an eighth of that load.  bytes_used counts
  * what a bucket costs: 8 bytes (a chain's head) in the name table, 16 (a
  * struct cds_lfht_node) in the directory table.  A growth of the name
  * table allocates the new array whole and frees the old one at its end
@@ -86,17 +100,13 @@ static bool membarrier_available(void)
 #define DIR_BUCKET_BYTES sizeof(struct cds_lfht_node)
 static size_t pow2_at_least(size_t n)
 {
-	size_t p = 1;
-
-	while (p < n)
-		p <<= 1;
-	return p;
+	return n <= 1 ? 1 : (size_t)1 << (64 - __builtin_clzll((unsigned long long)n - 1));
 }
 
-/* One to two nodes per bucket, after a resize, at least @min. */
-static size_t table_target(int64_t count, size_t min)
+/* 2^(shift - 1) to 2^shift nodes per bucket after a resize, at least @min. */
+static size_t table_target(int64_t count, size_t min, unsigned shift)
 {
-	size_t t = pow2_at_least(count > 0 ? (size_t)count : 0) / 2;
+	size_t t = pow2_at_least(count > 0 ? (size_t)count : 0) >> shift;
 
 	return t > min ? t : min;
 }
@@ -105,21 +115,22 @@ static size_t table_target(int64_t count, size_t min)
  * due): @bucket_bytes a bucket, the old buckets kept (@moves: false) or
  * freed at its end (true). */
 static size_t table_growth(const _Atomic size_t *buckets, int64_t count, size_t min,
-			   size_t bucket_bytes, bool moves)
+			   unsigned shift, size_t bucket_bytes, bool moves)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
-	if (count <= 0 || (size_t)count <= TABLE_GROW_LOAD * b)
+	if (count <= 0 || (size_t)count <= b << shift)
 		return 0;
-	return (table_target(count, min) - (moves ? 0 : b)) * bucket_bytes;
+	return (table_target(count, min, shift) - (moves ? 0 : b)) * bucket_bytes;
 }
 
-/* Under a quarter node per bucket: back to table_target. */
-static bool table_shrink_due(const _Atomic size_t *buckets, int64_t count, size_t min)
+/* Under an eighth of the growth's load: back to table_target. */
+static bool table_shrink_due(const _Atomic size_t *buckets, int64_t count, size_t min,
+			     unsigned shift)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
 
-	return b > min && (count <= 0 || (size_t)count < b / 4);
+	return b > min && (count <= 0 || (size_t)count < (b << shift) / 8);
 }
 
 /* The tables' smallest size for a memory limit of @limit (0: the default). */
@@ -159,35 +170,53 @@ size_t cache_bytes_used(struct udc_cache *c)
 #define NR_ENTRIES(c) atomic_load_explicit(&(c)->nr_entries, memory_order_relaxed)
 #define NR_DIRS(c) atomic_load_explicit(&(c)->nr_dirs, memory_order_relaxed)
 
+/* The directory table's load for its count now (see DIR_LOAD_SHIFT). */
+static unsigned dirs_load_shift(struct udc_cache *c)
+{
+	return table_target(NR_DIRS(c), c->min_buckets, DIR_LOAD_SHIFT) * DIR_BUCKET_BYTES <=
+			       shrink_limit(c->shrink) / DIR_TABLE_SHARE_DIV ?
+		       DIR_LOAD_SHIFT :
+		       DIR_LOAD_SHIFT_TIGHT;
+}
+
 size_t cache_tables_growth(struct udc_cache *c)
 {
-	return table_growth(&c->names_buckets, NR_ENTRIES(c), c->min_buckets, NAME_BUCKET_BYTES,
-			    true) +
-	       table_growth(&c->dirs_buckets, NR_DIRS(c), c->min_buckets, DIR_BUCKET_BYTES, false);
+	size_t g = table_growth(&c->names_buckets, NR_ENTRIES(c), c->min_buckets, NAME_LOAD_SHIFT,
+				NAME_BUCKET_BYTES, true);
+	int64_t n = NR_DIRS(c);
+
+	/* Every call's bound asks (reclaim_used): at 2 a bucket or fewer no
+	 * growth is due at any load, and the load is not asked. */
+	if (n > (int64_t)(atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed)
+			  << DIR_LOAD_SHIFT))
+		g += table_growth(&c->dirs_buckets, n, c->min_buckets, dirs_load_shift(c),
+				  DIR_BUCKET_BYTES, false);
+	return g;
 }
 
 bool cache_tables_resize_due(struct udc_cache *c)
 {
 	return cache_tables_growth(c) ||
-	       table_shrink_due(&c->names_buckets, NR_ENTRIES(c), c->min_buckets) ||
-	       table_shrink_due(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
+	       table_shrink_due(&c->names_buckets, NR_ENTRIES(c), c->min_buckets, NAME_LOAD_SHIFT) ||
+	       table_shrink_due(&c->dirs_buckets, NR_DIRS(c), c->min_buckets, dirs_load_shift(c));
 }
 
 /* A due resize of a table walks the larger of its sizes before and after. */
-static size_t table_resize_work(const _Atomic size_t *buckets, int64_t count, size_t min)
+static size_t table_resize_work(const _Atomic size_t *buckets, int64_t count, size_t min,
+				unsigned shift)
 {
 	size_t b = atomic_load_explicit(buckets, memory_order_relaxed);
-	size_t target = table_target(count, min);
+	size_t target = table_target(count, min, shift);
 
-	if (count <= TABLE_GROW_LOAD * (int64_t)b && !table_shrink_due(buckets, count, min))
+	if (count <= (int64_t)(b << shift) && !table_shrink_due(buckets, count, min, shift))
 		return 0;
 	return target > b ? target : b;
 }
 
 size_t cache_tables_resize_work(struct udc_cache *c)
 {
-	return table_resize_work(&c->names_buckets, NR_ENTRIES(c), c->min_buckets) +
-	       table_resize_work(&c->dirs_buckets, NR_DIRS(c), c->min_buckets);
+	return table_resize_work(&c->names_buckets, NR_ENTRIES(c), c->min_buckets, NAME_LOAD_SHIFT) +
+	       table_resize_work(&c->dirs_buckets, NR_DIRS(c), c->min_buckets, dirs_load_shift(c));
 }
 
 static bool dirs_resize_to(struct udc_cache *c, size_t buckets)
@@ -198,14 +227,14 @@ static bool dirs_resize_to(struct udc_cache *c, size_t buckets)
 /* Resize a table (its size: @buckets, resized by @resize_to) when due,
  * its growth within *room (less what it took). */
 static void table_resize(struct udc_cache *c, bool (*resize_to)(struct udc_cache *, size_t),
-			 _Atomic size_t *buckets, int64_t count, size_t bucket_bytes, bool moves,
-			 size_t *room)
+			 _Atomic size_t *buckets, int64_t count, unsigned shift, size_t bucket_bytes,
+			 bool moves, size_t *room)
 {
-	size_t grow = table_growth(buckets, count, c->min_buckets, bucket_bytes, moves);
+	size_t grow = table_growth(buckets, count, c->min_buckets, shift, bucket_bytes, moves);
 
-	if (grow ? grow > *room : !table_shrink_due(buckets, count, c->min_buckets))
+	if (grow ? grow > *room : !table_shrink_due(buckets, count, c->min_buckets, shift))
 		return;
-	size_t target = table_target(count, c->min_buckets);
+	size_t target = table_target(count, c->min_buckets, shift);
 	/* the work is done in this thread; out of memory for the growth's
 	 * arrays, the table stays as it is (a later pass retries) */
 	if (!resize_to(c, target))
@@ -217,10 +246,10 @@ static void table_resize(struct udc_cache *c, bool (*resize_to)(struct udc_cache
 
 void cache_tables_resize(struct udc_cache *c, size_t room)
 {
-	table_resize(c, name_table_resize, &c->names_buckets, NR_ENTRIES(c), NAME_BUCKET_BYTES,
-		     true, &room);
-	table_resize(c, dirs_resize_to, &c->dirs_buckets, NR_DIRS(c), DIR_BUCKET_BYTES, false,
-		     &room);
+	table_resize(c, name_table_resize, &c->names_buckets, NR_ENTRIES(c), NAME_LOAD_SHIFT,
+		     NAME_BUCKET_BYTES, true, &room);
+	table_resize(c, dirs_resize_to, &c->dirs_buckets, NR_DIRS(c), dirs_load_shift(c),
+		     DIR_BUCKET_BYTES, false, &room);
 }
 
 /*
