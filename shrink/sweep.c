@@ -138,8 +138,10 @@
 #define REQUEUE_MAX 8
 #define REQUEUE_MAX_BEHIND 64
 /* An entry alone in its directory frees the object with it (128 bytes,
- * two to three times an entry's slot): main keeps it for two hits, where
- * others need one.  On the 14 rows of scripts/replay_ab.sh, against one
+ * two to three times an entry's slot, when this was chosen; 48 since
+ * issue 14's stop 39, where one hit lost again: 0.896 of lru-mutex's
+ * backend lookups on the 32 replay rows, against 0.884): main keeps it for
+ * two hits, where others need one.  On the 14 rows of scripts/replay_ab.sh, against one
  * hit: 12 rows 0.5-3.9% fewer backend lookups (bash-path at 608 KB -3.9%,
  * gcc x313 at 500 KB -3.6%), none worse beyond its spread.  Three hits
  * (the counter's top) gained more at small limits (gcc -9.1%, git-status
