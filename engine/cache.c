@@ -44,12 +44,12 @@
  * table, which no hit reads (a miss or an insert without its name's entry
  * finds the directory there), and whose bucket costs twice as much (16
  * bytes, a cds_lfht_node), takes 2 as long as its buckets stay within
- * 1/SMALL_SHARE_DIV of the limit, and up to 8 past that (dirs_load_shift):
- * at binding limits the buckets were 7-12% of bytes_used, and 8 a bucket
- * took 29 of 32 replay rows under lru-mutex's backend lookups, where 2
- * took 28 (gcc at 5% from 1.09x to 0.97x); with 2^17 directories in a
- * 1 GiB cache, 8 cost the mixed workload 3-7% (BENCHMARKS.md, issue 14,
- * stop 39). */
+ * 1/DIR_TABLE_SHARE_DIV of the limit, and up to 8 past that
+ * (dirs_load_shift): at binding limits its buckets were 7-12% of
+ * bytes_used, and this took 29 of 32 replay rows under lru-mutex's backend
+ * lookups, where 2 a bucket took 28 (gcc at 5% from 1.09x to 0.99x); 8 a
+ * bucket at every limit cost the mixed workload with 2^17 directories 3-7%
+ * (BENCHMARKS.md, issue 14, stop 39). */
 #define NAME_LOAD_SHIFT 1
 #define DIR_LOAD_SHIFT 1
 #define DIR_LOAD_SHIFT_TIGHT 3
