@@ -193,7 +193,7 @@ static uint64_t epoch_next(struct udc_cache *c)
 static int dir_match(struct cds_lfht_node *node, const void *key)
 {
 	rcu_found_note(node);   /* TSan: pairs with rcu_publish_note in dir_get */
-	return node->reverse_hash == *(const uint64_t *)key;
+	return dir_node_key(dir_of(node)) == *(const uint64_t *)key;
 }
 
 /* The object of the ino whose key is @key, or NULL; rcu_read_lock held. */

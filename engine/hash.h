@@ -88,7 +88,8 @@ struct hash_key {
 #if HASH_NH_AES
 	bool aes;                         /* the CPU has AES-NI: NH then AES (first: it
 	                                   * shares the cache struct's first line) */
-	uint64_t dir_mul;                 /* odd: the directory table's key (dir_key) */
+	uint64_t dir_mul;                 /* odd: the directory table's key (dir_key); here
+	                                   * in aes's padding, on the line every hit reads */
 	__m128i rk[11];                   /* AES-128's round keys (hash_key_init) */
 	uint64_t nh[2 * NH_PAIRS];        /* NH's key words, for names of up to UDC_NAME_MAX */
 #endif
@@ -96,7 +97,7 @@ struct hash_key {
 	 * k1 ^ "dorandom", k0 ^ "lygenera", k1 ^ "tedbytes", computed once */
 	struct sip_state init;
 #if !HASH_NH_AES
-	uint64_t dir_mul;
+	uint64_t dir_mul;                 /* as above (no aes here) */
 #endif
 	uint64_t dir_mul_inv;             /* dir_mul's inverse mod 2^64 (dir_key_ino) */
 };

@@ -465,16 +465,23 @@ void entry_slabs_destroy(struct udc_cache *c);
 void entry_free_deferred(struct udc_cache *c, struct udc_entry *e);  /* after a grace period */
 void entry_ext_free(struct udc_cache *c, struct udc_entry *e);  /* its parts apart, now */
 
-/* d's ino: its table node keeps the key (engine/hash.h, dir_key). */
-static inline udc_ino dir_ino(const struct udc_cache *c, const struct udc_dir *d)
+/* The key of d's ino (dir_key, engine/hash.h): rculfhash keeps it in the
+ * node as its reverse_hash (engine/dir.c gives it the key bit-reversed). */
+static inline uint64_t dir_node_key(const struct udc_dir *d)
 {
-	return dir_key_ino(&c->key, d->node.reverse_hash);
+	return d->node.reverse_hash;
 }
 
-/* Is d the object of @ino?  (A multiply, where dir_ino's is the same.) */
+/* d's ino, from its key. */
+static inline udc_ino dir_ino(const struct udc_cache *c, const struct udc_dir *d)
+{
+	return dir_key_ino(&c->key, dir_node_key(d));
+}
+
+/* Is d the object of @ino?  Compares keys: one multiply, as dir_ino. */
 static inline bool dir_is(const struct udc_cache *c, const struct udc_dir *d, udc_ino ino)
 {
-	return d->node.reverse_hash == dir_key(&c->key, ino);
+	return dir_node_key(d) == dir_key(&c->key, ino);
 }
 
 /* d's generation now. */
@@ -970,7 +977,7 @@ static inline bool name_match(const struct name_node *node, const void *key)
 	const struct udc_entry *e = caa_container_of(node, struct udc_entry, node);
 	const struct name_key *k = key;
 
-	return e->len == k->len && e->dir->node.reverse_hash == k->dir_key &&
+	return e->len == k->len && dir_node_key(e->dir) == k->dir_key &&
 	       name_eq(entry_name(e), k->name, k->len);
 }
 /* Call with rcu_read_lock held.  The entry, current or stale, or NULL. */
