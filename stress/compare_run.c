@@ -167,6 +167,7 @@ static void report(const struct run *r, const struct totals *tt, const struct me
 	rep_u64(&rp, "rss", "process RSS", rss_end);
 	rep_u64(&rp, "backend_calls", "backend_calls", st.backend_calls);
 	rep_u64(&rp, "throttled", "throttled (calls that waited for reclaim)", st.throttled);
+	rep_u64(&rp, "entries_moved", "entries_moved (by compaction)", st.entries_moved);
 	rep_obj_end(&rp);
 	if (tt->wrong)
 		rep_warn(&rp, "%" PRIu64 " wrong answers: FAILED", tt->wrong);
