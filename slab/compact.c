@@ -189,6 +189,38 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
 }
 
 /*
+ * A round's cursor (compaction's, and a sweep's with one): the seq of the
+ * page it is at, and the slot it resumes that page at.  A half-visited
+ * page's place was once the page's own (resume), shared by every sweep:
+ * a garbage round that came to a page another sweep had left
+ * half-visited began where that one stopped, and the stale entries
+ * before it stayed until the next round (found by
+ * tests/shrink/test_bounds.c, garbage_of_invalidated_directories_is_swept,
+ * once the trim of directories past their bound swept with a cursor too).
+ */
+#define CURSOR_SLOT_BITS 16
+#define CURSOR_SLOT_MASK ((1ull << CURSOR_SLOT_BITS) - 1)
+_Static_assert(SLAB_MAX_SLOTS <= CURSOR_SLOT_MASK, "a slot fits a cursor's low bits");
+
+static inline uint64_t cursor_seq(uint64_t cursor)
+{
+	return cursor >> CURSOR_SLOT_BITS;
+}
+
+/* The slot @cursor resumes @p at: its own if it is at @p, else the first. */
+static inline uint32_t cursor_slot(uint64_t cursor, const struct slab_page *p)
+{
+	return p->seq == cursor_seq(cursor) ? (uint32_t)(cursor & CURSOR_SLOT_MASK) : 0;
+}
+
+/* The cursor of a call that stopped at slot @i of @p's @bump: past the
+ * page if it was visited to its end, else at @i. */
+static inline uint64_t cursor_at(const struct slab_page *p, uint32_t i, uint32_t bump)
+{
+	return i >= bump ? (p->seq + 1) << CURSOR_SLOT_BITS : p->seq << CURSOR_SLOT_BITS | i;
+}
+
+/*
  * The oldest sparse PARTIAL page of @c of seq >= @min_seq, isolated, or
  * NULL: occupancy below half, counting only objects not already waiting
  * for a grace period (a page of those empties by itself: visiting it
@@ -226,28 +258,33 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	slab_tls_compacting = true;
 	while (done < budget) {
 		/* The cursor moves past the pages visited (ages only grow)
-		 * and comes back to them after a wrap, on a later call. */
-		struct slab_page *p = isolate_sparse(&s->cls[cls], *cursor);
+		 * and comes back to them after a wrap, on a later call.  A
+		 * page the budget ended in resumes where it stopped: its
+		 * first slots may wait for a grace period (a mass removal's),
+		 * and a batch that began there again each time spent its
+		 * budget on them and never reached the survivors behind. */
+		struct slab_page *p = isolate_sparse(&s->cls[cls], cursor_seq(*cursor));
 		if (!p) {
 			*cursor = 0;
 			break;
 		}
-		*cursor = p->seq + 1;
 		done += SLAB_COMPACT_PAGE_COST;   /* the scan and snapshot */
 		uint32_t bump = page_snapshot(p, visit), objects = 0, moved = 0, dropped = 0;
-		for (uint32_t i = 0; i < bump && done < budget; i++) {
+		uint32_t i;
+		for (i = cursor_slot(*cursor, p); i < bump && done < budget; i++) {
 			if (!(visit[i / 64] & (1ull << (i % 64))))
 				continue;
+			int v = slab_relocate(s, slab_page_slot(p, i), move, arg);
+			if (v < 0) {
+				budget = done;   /* out of memory: this slot again, later */
+				break;
+			}
 			done++;
 			objects++;
-			int v = slab_relocate(s, slab_page_slot(p, i), move, arg);
 			moved += v == SLAB_MOVED;
 			dropped += v == SLAB_EVICTED;
-			if (v < 0) {
-				*cursor = p->seq; /* out of memory: this page again, later */
-				budget = done;
-			}
 		}
+		*cursor = cursor_at(p, i, bump);
 		UDC_PROBE(compact_page, s->id, cls, s->cls[cls].size, objects, moved, dropped);
 		slab_page_putback(s, p);
 	}
@@ -257,19 +294,6 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 	slab_rcu_flush_own(s);
 	return done;
 }
-
-/*
- * A round's cursor: the seq of the page it is at, and the slot it resumes
- * that page at.  A half-visited page's place was once the page's own
- * (resume), shared by every sweep: a garbage round that came to a page
- * another sweep had left half-visited began where that one stopped, and
- * the stale entries before it stayed until the next round (found by
- * tests/shrink/test_bounds.c, garbage_of_invalidated_directories_is_swept,
- * once the trim of directories past their bound swept with a cursor too).
- */
-#define CURSOR_SLOT_BITS 16
-#define CURSOR_SLOT_MASK ((1ull << CURSOR_SLOT_BITS) - 1)
-_Static_assert(SLAB_MAX_SLOTS <= CURSOR_SLOT_MASK, "a slot fits a cursor's low bits");
 
 /* The oldest PARTIAL page of @c of seq in [@min_seq, @end) stamped at most
  * @stamp_max with an object not already waiting for a grace period,
@@ -324,7 +348,7 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 
 	udc_assert(cls < s->nr_classes);
 	while (done < budget) {
-		uint64_t min_seq = cursor ? *cursor >> CURSOR_SLOT_BITS : 0;
+		uint64_t min_seq = cursor ? cursor_seq(*cursor) : 0;
 		struct slab_page *p = isolate_oldest(&s->cls[cls], min_seq, end, stamp_max);
 		if (!p) {
 			if (cursor)
@@ -334,8 +358,7 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		done += SLAB_COMPACT_PAGE_COST;
 		/* Where this sweep left the page, if it did: a round's own
 		 * place (its cursor), the FIFO sweeps' shared one otherwise. */
-		uint32_t start = !cursor ? p->resume :
-				 p->seq == min_seq ? (uint32_t)(*cursor & CURSOR_SLOT_MASK) : 0;
+		uint32_t start = cursor ? cursor_slot(*cursor, p) : p->resume;
 		uint32_t bump = page_snapshot(p, visit_bits), i;
 		for (i = start; i < bump && done < budget; i++) {
 			if (visit_bits[i / 64] & (1ull << (i % 64))) {
@@ -347,7 +370,7 @@ size_t slab_sweep(struct slab *s, unsigned cls, size_t budget, uint64_t stamp_ma
 		 * begins with it again (its visited objects are quick). */
 		bool whole = i >= bump;
 		if (cursor)
-			*cursor = whole ? (p->seq + 1) << CURSOR_SLOT_BITS : p->seq << CURSOR_SLOT_BITS | i;
+			*cursor = cursor_at(p, i, bump);
 		else
 			p->resume = whole ? 0 : i;   /* the page is ours while isolated */
 		page_putback(p, whole && !cursor);

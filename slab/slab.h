@@ -288,10 +288,11 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
  * per object handed to @move, SLAB_COMPACT_PAGE_COST per page isolated,
  * whose objects already waiting for a grace period are not counted as
  * its occupancy); emptied
- * pages go back after a grace period.  *@cursor (start at 0) is left past
- * the last page visited, or at 0 when no sparse page is left past it: so
- * successive calls sweep the class round and round, and do not revisit
- * the pages they just evacuated.  Returns the units done (fewer than
+ * pages go back after a grace period.  *@cursor (start at 0) is left
+ * where the call stopped (a page and a slot: a page half visited resumes
+ * there), or at 0 when no sparse page is left past it: so successive
+ * calls sweep the class round and round, visit each slot once a round,
+ * and do not revisit the pages they just evacuated.  Returns the units done (fewer than
  * @budget: the end of the round was reached; 0: no sparse page at all).
  * Bounded work: at most @budget callbacks and @budget / 32 + 1 page scans.
  * Not inside a read-side section.

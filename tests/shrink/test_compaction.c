@@ -380,3 +380,75 @@ Test(compaction, frees_that_wait_are_not_fragmentation)
 	}
 	udc_destroy(c);
 }
+
+/* Add (or with @remove, remove) the name "<prefix><i>" in @dir. */
+static void cp_op(udc_cache *c, udc_ino dir, const char *prefix, unsigned i, bool remove)
+{
+	char nm[64];
+	size_t len = (size_t)snprintf(nm, sizeof(nm), "%s%u", prefix, i);
+	struct udc_attr a = tc_attr(2000000 + i, UDC_TYPE_REG, i);
+	int r = remove ? udc_remove(c, dir, nm, len) : udc_add(c, dir, nm, len, &a);
+
+	cr_assert_eq(r, 0, "%s %s%u: %d", remove ? "remove" : "add", prefix, i, r);
+}
+
+/*
+ * A sparse page whose first slots wait for their grace period is worked
+ * on from where the last batch stopped.  Pages a little over half full
+ * keep compaction due and cannot be emptied; with the call_rcu thread
+ * held, new pages lose 9 names in 10, the survivors at the end of each
+ * run of 1,000.  Before (every batch began its page at the first slot):
+ * each batch spent its budget on the same dead slots and moved none of
+ * the survivors behind them: 3,105 of the 10,000 moved (in the mixed
+ * workload with frees held, 24 M dead slots visited for 80 k moves);
+ * after: 9,106 (the rest are in pages not sparse or still open), each
+ * dead slot visited once a round.
+ */
+Test(compaction, a_batch_resumes_a_page_where_the_last_one_stopped)
+{
+	struct udc_config cfg = UDC_CONFIG_INIT;
+	cfg.memory_limit = (size_t)1 << 30;
+	cfg.root = TC_ROOT;
+	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
+	udc_cache *c = udc_create(&cfg);
+	cr_assert_not_null(c);
+	const unsigned dense = 200000, sparse = 100000, ticks = 4000;
+
+	for (unsigned i = 0; i < dense; i++)
+		cp_op(c, 7, "a", i, false);
+	for (unsigned i = 0; i < dense; i++)
+		if (i % 20 < 9)
+			cp_op(c, 7, "a", i, true);
+	cp_settle(c);
+
+	uint64_t moved0 = tc_stats(c).entries_moved;
+	stall_begin();
+	for (unsigned i = 0; i < sparse; i++)
+		cp_op(c, 8, "b", i, false);
+	unsigned survivors = 0;
+	for (unsigned i = 0; i < sparse; i++) {
+		if (i % 1000 < 900)
+			cp_op(c, 8, "b", i, true);
+		else
+			survivors++;
+	}
+	for (unsigned i = 0; i < ticks; i++) {   /* calls, each with its batch if one is due */
+		cp_op(c, 9, "t", i, false);
+		cp_op(c, 9, "t", i, true);
+	}
+	uint64_t moved = tc_stats(c).entries_moved - moved0;
+	stall_end();
+	fprintf(stderr, "frees held back: %llu of %u survivors moved out of sparse pages\n",
+		(unsigned long long)moved, survivors);
+	cr_assert_geq(moved, survivors * 3 / 4, "%llu of %u survivors moved",
+		      (unsigned long long)moved, survivors);
+	for (unsigned i = 900; i < sparse; i += 1000) {
+		char nm[64];
+		size_t len = (size_t)snprintf(nm, sizeof(nm), "b%u", i);
+		struct udc_attr a;
+		cr_assert_eq(udc_lookup(c, 8, nm, len, &a), UDC_POSITIVE, "b%u", i);
+		cr_assert_eq(a.cookie, i);
+	}
+	cr_assert_eq(engine_check(c), 0);
+	udc_destroy(c);
+}
