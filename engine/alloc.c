@@ -32,7 +32,10 @@
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
  *   only, where a slightly old value is fine.  cache->nr_ext (entries with
  *   an external name) is relaxed: only udc_destroy, alone, acts on it.
- *   cache->frees_queued is relaxed likewise (a size for reclaim).
+ *   cache->frees_queued is relaxed likewise (a size for reclaim), and so
+ *   are the slab_wait_note counts of a batch's entries (compaction's
+ *   choice of pages only; the -1 comes before the free, so a page is
+ *   never released with its count still raised).
  *   call_rcu() orders the batch's frees after every read-side section that
  *   could have found the entries (they were unpublished before being added);
  *   so does a landing caller's synchronize_rcu.
@@ -299,8 +302,11 @@ static void free_batch_release(struct free_batch *b)
 
 	/* relaxed: a size (entry_frees_queued) */
 	atomic_fetch_sub_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
-	for (unsigned i = 0; i < b->n; i++)
-		entry_free_now(c, b->ents[i]);
+	for (unsigned i = 0; i < b->n; i++) {
+		struct udc_entry *e = b->ents[i];
+		slab_wait_note(c->slabs[e->kind], e, -1);   /* before the free: it may release the page */
+		entry_free_now(c, e);
+	}
 	mem_free(c, b, sizeof(*b));
 }
 
@@ -359,6 +365,7 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 		c->free_pending = b;
 	}
 	b->ents[b->n++] = e;
+	slab_wait_note(c->slabs[e->kind], e, 1);   /* compaction: its slot is waiting */
 	if (b->n == FREE_BATCH)
 		full = free_take_locked(c);
 	udc_spin_unlock(&c->free_lock);

@@ -181,6 +181,7 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
 		break;
 	case SLAB_KEPT:
 		slab_free_now(s, dst);
+		atomic_fetch_add_explicit(&s->kept, 1, memory_order_relaxed);
 		break;
 	default:
 		udc_panic("slab_relocate: bad verdict %d", (int)v);

@@ -132,7 +132,8 @@ struct slab_page {
 	_Atomic uint32_t remote;  /* head of the remote list */
 	_Atomic int32_t remote_n; /* pushes counted after they land */
 	_Atomic int32_t rcu_n;	  /* handed to slab_free_rcu, free not landed yet
-				   * (but a slot's batch's last run: batch_put) */
+				   * (but a slot's batch's last run: batch_put),
+				   * or waiting in the owner's (slab_wait_note) */
 	char pad2_[52];
 
 	/* --- under cls->lock --- */
@@ -210,6 +211,7 @@ struct slab {
 	_Atomic uint64_t pages_returned;
 	_Atomic uint64_t relocated;
 	_Atomic uint64_t evicted;
+	_Atomic uint64_t kept;
 
 	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low, demand*,
 					* retained_max */

@@ -658,6 +658,12 @@ static bool batch_put(struct slab *s, struct slab_batch *b, void *obj, bool defe
 	return b->n == SLAB_BATCH;
 }
 
+void slab_wait_note(struct slab *s, void *obj, int delta)
+{
+	/* relaxed: a compaction heuristic (batch_count_run) */
+	atomic_fetch_add_explicit(&slab_page_hdr(s, obj)->rcu_n, delta, memory_order_relaxed);
+}
+
 void slab_free_rcu(struct slab *s, void *obj)
 {
 	struct slab_batch *b, *full = NULL;
@@ -905,6 +911,7 @@ void slab_stats(struct slab *s, struct slab_stats *st)
 	st->pages_returned = atomic_load_explicit(&s->pages_returned, memory_order_relaxed);
 	st->relocated = atomic_load_explicit(&s->relocated, memory_order_relaxed);
 	st->evicted = atomic_load_explicit(&s->evicted, memory_order_relaxed);
+	st->kept = atomic_load_explicit(&s->kept, memory_order_relaxed);
 	st->fragmentation = page_bytes ? 1.0 - (double)live_bytes / (double)page_bytes : 0.0;
 }
 

@@ -96,7 +96,8 @@ struct slab_class_stats {
 	X(pages_allocated, "pages ever taken from the page allocator")                    \
 	X(pages_returned, "pages ever given back to the page allocator")                  \
 	X(relocated, "objects moved by slab_relocate / slab_compact")                     \
-	X(evicted, "objects evicted by slab_compact callbacks")
+	X(evicted, "objects evicted by slab_compact callbacks")                           \
+	X(kept, "objects relocation left in place: dead, dropped by the owner, unmovable")
 
 struct slab_stats {
 	unsigned nr_classes;
@@ -148,6 +149,15 @@ void slab_free_now(struct slab *s, void *obj);
  * hands the batch to call_rcu() then).
  */
 void slab_free_rcu(struct slab *s, void *obj);
+
+/*
+ * For an object the owner frees after a grace period by its own means
+ * (slab_free_now once its own callback runs): @delta +1 when it is queued,
+ * -1 just before the free.  Compaction then counts it as waiting, as it
+ * counts slab_free_rcu's objects, and does not take its page for one to
+ * empty by moves (each round visited such a page whole for nothing).
+ */
+void slab_wait_note(struct slab *s, void *obj, int delta);
 
 /*
  * Landing on or off: the owner's memory is wanted now.  A batch freed
