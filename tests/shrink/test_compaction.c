@@ -348,12 +348,7 @@ static void stall_end(void)
  */
 Test(compaction, frees_that_wait_are_not_fragmentation)
 {
-	struct udc_config cfg = UDC_CONFIG_INIT;
-	cfg.memory_limit = (size_t)1 << 30;
-	cfg.root = TC_ROOT;
-	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
-	udc_cache *c = udc_create(&cfg);
-	cr_assert_not_null(c);
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, (size_t)1 << 30);   /* no thread */
 	const unsigned kept = 20000, cycles = 200000;
 	char nm[128];
 
@@ -406,12 +401,7 @@ static void cp_op(udc_cache *c, udc_ino dir, const char *prefix, unsigned i, boo
  */
 Test(compaction, a_batch_resumes_a_page_where_the_last_one_stopped)
 {
-	struct udc_config cfg = UDC_CONFIG_INIT;
-	cfg.memory_limit = (size_t)1 << 30;
-	cfg.root = TC_ROOT;
-	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
-	udc_cache *c = udc_create(&cfg);
-	cr_assert_not_null(c);
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, (size_t)1 << 30);   /* no thread */
 	const unsigned dense = 200000, sparse = 100000, ticks = 4000;
 
 	for (unsigned i = 0; i < dense; i++)
@@ -496,12 +486,7 @@ Test(compaction, work_follows_progress_with_frees_held, .timeout = 300)
 {
 	uint64_t seed = test_seed("compaction work");
 	struct prng p;
-	struct udc_config cfg = UDC_CONFIG_INIT;
-	cfg.memory_limit = (size_t)1 << 30;
-	cfg.root = TC_ROOT;
-	cfg.flags = UDC_CFG_NO_RECLAIM_THREAD;
-	udc_cache *c = udc_create(&cfg);
-	cr_assert_not_null(c);
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, 0, (size_t)1 << 30);   /* no thread */
 	const unsigned n = 60000, phases = 8, ops = 40000, run = 3000;
 	uint8_t *in = calloc(n, 1);
 	cr_assert_not_null(in);
