@@ -302,8 +302,9 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
  * where the call stopped (a page and a slot: a page half visited resumes
  * there), or at 0 when no sparse page is left past it: so successive
  * calls sweep the class round and round, visit each slot once a round,
- * and do not revisit the pages they just evacuated.  Returns the units done (fewer than
- * @budget: the end of the round was reached; 0: no sparse page at all).
+ * and do not revisit the pages they just evacuated.  Returns the units
+ * done (fewer than @budget: the end of the round was reached; 0: no
+ * sparse page at all).
  * Bounded work: at most @budget callbacks and @budget / 32 + 1 page scans.
  * Not inside a read-side section.
  */

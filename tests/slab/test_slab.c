@@ -874,6 +874,53 @@ static void count_visit(void *arg, void *obj)
 	v->keysum += ((struct tobj *)obj)->key;
 }
 
+/*
+ * Objects the owner frees after a grace period by its own means (an
+ * engine's batch of its own) count as waiting once noted (slab_wait_note):
+ * a page whose live objects are all such is no compaction candidate,
+ * though no slab_free_rcu counted them.  Before the notes, each round of
+ * compaction visited every such page whole, moving nothing (here: every
+ * page, a quarter full).
+ */
+Test(slab, objects_noted_as_waiting_are_not_compacted)
+{
+	enum { N = 4000 };
+	struct table t;
+
+	rcu_register_thread();
+	struct slab *s = mk_filled(&t, N);
+	struct tobj **waiting = calloc(N, sizeof(*waiting));
+	cr_assert_not_null(waiting);
+	for (uint64_t k = 0; k < N; k++) {   /* a quarter left, unpublished, freed later by "us" */
+		struct tobj *o = atomic_load(&t.slot[k]);
+		atomic_store(&t.slot[k], NULL);
+		if (k % 4) {
+			slab_free_now(s, o);   /* no reader ever ran */
+			continue;
+		}
+		waiting[k] = o;
+		slab_wait_note(s, o, 1);
+	}
+	uint64_t cursor = 0;
+	cr_assert_eq(slab_compact(s, 0, 4096, &cursor, table_move, &t), 0,
+		     "a page whose objects all wait was taken for compaction");
+	struct slab_stats st;
+	slab_stats(s, &st);
+	cr_assert_eq(st.kept, 0, "%llu waiting objects visited", (unsigned long long)st.kept);
+	cr_assert_eq(quiet_check(s), 0);
+	synchronize_rcu();   /* our own grace period, then our frees */
+	for (uint64_t k = 0; k < N; k += 4) {
+		slab_wait_note(s, waiting[k], -1);
+		slab_free_now(s, waiting[k]);
+	}
+	slab_stats(s, &st);
+	cr_assert_eq(st.objects, 0);
+	free(waiting);
+	free(t.slot);
+	done(s);
+	rcu_unregister_thread();
+}
+
 /* Isolation and iteration: an isolated page's walk visits exactly its
  * allocated objects, oldest page first. */
 Test(slab, isolate_and_for_each)
