@@ -164,7 +164,8 @@ size_t sweep_ghosts_growth(struct shrink *sh);
 void sweep_ghosts_grow(struct shrink *sh, size_t room);
 /* Sweep until about @bytes of entries are evicted, lock held: the slot
  * bytes evicted.  Past @enough of them (the reclaim thread's; @bytes
- * otherwise), the sweep ends early if a throttled call waits for the lock. */
+ * otherwise), the sweep ends early if a throttled call waits for the lock.
+ * @bytes SIZE_MAX: every entry goes, hit or not, and leaves no ghost. */
 size_t sweep_reclaim(struct shrink *sh, size_t bytes, size_t enough);
 /* Retire both slabs' open pages stamped at most @stamp_max (UINT64_MAX:
  * all): sweeps and compaction reach them then. */

@@ -834,11 +834,14 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 	 * (and in this thread's open ones), and main is swept only once
 	 * probation's pages are gone, after their grace period: the next
 	 * round, after the frees, takes them in.  A round that evicts
-	 * nothing after the first: nothing is left. */
+	 * nothing after the first: nothing is left.  All (SIZE_MAX): every
+	 * round evicts whatever it finds, hit or not (sweep_reclaim), so
+	 * nothing is promoted or reinserted out of a round's reach. */
 	size_t swept = 0;
 	for (int round = 0; freed + swept < bytes && round < SHRINK_ROUNDS; round++) {
-		size_t got = sweep_reclaim(sh, bytes - freed - swept, bytes - freed - swept);
-		UDC_PROBE(reclaim, UDC_PROBE_RECLAIM_SHRINK, bytes - freed - swept, got);
+		size_t want = bytes == SIZE_MAX ? SIZE_MAX : bytes - freed - swept;
+		size_t got = sweep_reclaim(sh, want, want);
+		UDC_PROBE(reclaim, UDC_PROBE_RECLAIM_SHRINK, want, got);
 		swept += got;
 		if (!got && round > 0)
 			break;

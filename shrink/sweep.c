@@ -483,6 +483,7 @@ struct sweep_pass {
 	size_t ghosted[2];  /* slot bytes evicted with a ghost, by kind: not yet in sh->adapt_ghosted */
 	struct fair_share fair;   /* the fair shares of probation, this batch's */
 	int mode;           /* enum udc_probe_sweep; AGE: evictions count as aged */
+	bool all;           /* udc_shrink(SIZE_MAX): every entry goes, hit or not, no ghost */
 };
 
 /*
@@ -605,7 +606,7 @@ static void visit_probation(void *arg, void *obj)
 		return;   /* dead: its free is on the way */
 	bool stale = !entry_is_current(c, e);
 	bool hit = !stale && entry_hits(e);
-	if (hit || (!stale && requeue_due(sp, e))) {
+	if (!sp->all && (hit || (!stale && requeue_due(sp, e)))) {
 		/* promoted to main, or requeued: the copy lands in an open
 		 * page of its own class, the young end of the FIFO */
 		if (relocate(sp, e, &key, hit, hit ? promote_move : requeue_move) != -ENOMEM)
@@ -615,7 +616,8 @@ static void visit_probation(void *arg, void *obj)
 	/* Read before it goes (its slot is freed after a grace period). */
 	bool counted = !stale && !hit && entry_kind_of(e) == ENT_NEGATIVE;
 	uint8_t tag = entry_client_tag(e);
-	if (evict_entry(sp, e, &key, !stale, stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION) &&
+	if (evict_entry(sp, e, &key, !stale && !sp->all,
+			stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION) &&
 	    counted)
 		admit_evicted(sp->sh, tag);
 }
@@ -640,7 +642,7 @@ static void visit_main(void *arg, void *obj)
 	if (!entry_published(e))
 		return;
 	bool stale = !entry_is_current(sp->c, e);
-	if (!stale && entry_hits(e) >= main_hits_to_keep(e)) {
+	if (!stale && !sp->all && entry_hits(e) >= main_hits_to_keep(e)) {
 		/* kept: its copy goes to the young end, so the page empties */
 		if (entry_key_copy(sp->c, e, &key) &&
 		    relocate(sp, e, &key, false, reinsert_move) == -ENOMEM)
@@ -648,7 +650,7 @@ static void visit_main(void *arg, void *obj)
 		return;
 	}
 	if (entry_key_copy(sp->c, e, &key))
-		evict_entry(sp, e, &key, !stale,
+		evict_entry(sp, e, &key, !stale && !sp->all,
 			    stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_MAIN);
 }
 
@@ -842,7 +844,8 @@ size_t sweep_reclaim(struct shrink *sh, size_t bytes, size_t enough)
 {
 	lock_assert_held(&sh->lock);
 	struct udc_cache *c = sh->c;
-	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_RECLAIM };
+	struct sweep_pass sp = { .sh = sh, .c = c, .mode = UDC_PROBE_SWEEP_RECLAIM,
+				 .all = bytes == SIZE_MAX };
 	enum entry_kind kind[4];
 	bool main[4], empty[2][2] = { { false } };
 	/* Bounded: every page about four times over (a main entry's hits
