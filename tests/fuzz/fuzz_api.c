@@ -672,6 +672,16 @@ static void op_shrink(void)
 
 	tr("shrink %zu\n", b);
 	(void)udc_shrink(C, b);
+	if (b != SIZE_MAX)
+		return;
+	/* "all if SIZE_MAX": no thread of ours or the cache's runs (the
+	 * cache has no reclaim thread), so nothing may stay, hit or not */
+	struct udc_stats st = { .size = sizeof(st) };
+	udc_stats_get(C, &st);
+	if (st.nr_positive || st.nr_negative || st.nr_dirs)
+		violation("udc_shrink(SIZE_MAX) left %llu positives, %llu negatives, %llu directories",
+			  (unsigned long long)st.nr_positive, (unsigned long long)st.nr_negative,
+			  (unsigned long long)st.nr_dirs);
 }
 
 static const size_t limits[MAXLIMITS] = { 0, 64 << 10, 128 << 10, 256 << 10, 512 << 10,
