@@ -745,6 +745,10 @@ static void op_stats(void)
 	}
 	if (st.bytes_limit != cur_limit)
 		violation("bytes_limit %llu, set %zu", (unsigned long long)st.bytes_limit, cur_limit);
+	if (st.bytes_used > st.bytes_limit + st.bytes_slack)   /* "at every moment" */
+		violation("bytes_used %llu past the limit %llu and its slack %llu",
+			  (unsigned long long)st.bytes_used, (unsigned long long)st.bytes_limit,
+			  (unsigned long long)st.bytes_slack);
 	if (st.lookups != st.hits_positive + st.hits_negative + st.misses)
 		violation("lookups %llu != hits %llu + %llu + misses %llu",
 			  (unsigned long long)st.lookups, (unsigned long long)st.hits_positive,
