@@ -483,7 +483,8 @@ struct sweep_pass {
 	size_t ghosted[2];  /* slot bytes evicted with a ghost, by kind: not yet in sh->adapt_ghosted */
 	struct fair_share fair;   /* the fair shares of probation, this batch's */
 	int mode;           /* enum udc_probe_sweep; AGE: evictions count as aged */
-	bool all;           /* udc_shrink(SIZE_MAX): every entry goes, hit or not, no ghost */
+	bool all;           /* udc_shrink(SIZE_MAX): every entry goes, hit or not, leaving no
+	                     * ghost and judging no client (not the policy's choice) */
 };
 
 /*
@@ -613,8 +614,9 @@ static void visit_probation(void *arg, void *obj)
 			return;   /* moved, or dropped or left by entry_move */
 		/* no room for the copy: evicted instead */
 	}
-	/* Read before it goes (its slot is freed after a grace period). */
-	bool counted = !stale && !hit && entry_kind_of(e) == ENT_NEGATIVE;
+	/* Read before it goes (its slot is freed after a grace period).  A
+	 * shrink of everything judges no client (nor leaves a ghost). */
+	bool counted = !stale && !hit && !sp->all && entry_kind_of(e) == ENT_NEGATIVE;
 	uint8_t tag = entry_client_tag(e);
 	if (evict_entry(sp, e, &key, !stale && !sp->all,
 			stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION) &&

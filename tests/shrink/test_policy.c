@@ -1010,3 +1010,27 @@ Test(policy, shrinking_everything_drops_hit_entries_too)
 	shrink_all_after_hits(2);
 	shrink_all_after_hits(1000);
 }
+
+/* Nor does it judge the clients: a client's unhit negatives that it drops
+ * are not evictions it earned (admit_earned counts those against it). */
+Test(policy, shrinking_everything_judges_no_client)
+{
+	udc_cache *c = pol_create(LIMIT, 0);
+	struct shrink *sh = c->shrink;
+	uint64_t before = 0, after = 0;
+
+	for (unsigned i = 0; i < 500; i++) {
+		char nm[32];
+		int len = snprintf(nm, sizeof(nm), "u-%u", i);
+		cr_assert_eq(udc_add_negative(c, 300, nm, (size_t)len, 7), 0);
+	}
+	for (unsigned t = 0; t < CLIENT_TAGS; t++)
+		before += atomic_load(&sh->client_evicted[t]);
+	udc_shrink(c, SIZE_MAX);
+	for (unsigned t = 0; t < CLIENT_TAGS; t++)
+		after += atomic_load(&sh->client_evicted[t]);
+	cr_assert_eq(tc_stats(c).nr_negative, 0);
+	cr_assert_eq(after, before, "udc_shrink(SIZE_MAX) counted %llu of the client's negatives "
+				    "as evicted unhit", (unsigned long long)(after - before));
+	udc_destroy(c);
+}
