@@ -564,6 +564,8 @@ static int add_parent(struct udc_cache *c, udc_ino dir, const struct udc_attr *a
 		dir_put(c, pd);
 	if (d)
 		dir_put(c, d);
+	if (!r)   /* the objects and the record are bytes: the bound */
+		shrink_after_dir_call(c->shrink);
 	return r;
 }
 
@@ -868,6 +870,7 @@ int udc_dir_fill_begin(udc_cache *c, udc_ino dir, struct udc_fill *fill)
 	(void)listing_make(c, d);
 	int r = dir_fill_begin(c, d, fill);
 	dir_put(c, d);
+	shrink_after_dir_call(c->shrink);   /* the object and its listing are bytes */
 	return r;
 }
 
@@ -883,6 +886,7 @@ int udc_dir_complete(udc_cache *c, udc_ino dir, const struct udc_fill *fill)
 		return -ESTALE;
 	int r = dir_fill_complete(c, d, fill);
 	dir_put(c, d);
+	shrink_after_dir_call(c->shrink);   /* a complete directory stays */
 	return r;
 }
 

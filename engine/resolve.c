@@ -127,6 +127,7 @@ static int resolve_dotdot(struct udc_cache *c, udc_ino dir, const struct udc_cal
 	dir_put(c, d);
 	if (r == 0 && out)
 		*out = attr;
+	shrink_after_dir_call(c->shrink);   /* the objects and the record are bytes */
 	return r;
 }
 

@@ -75,6 +75,9 @@ void shrink_dir_forgotten(struct shrink *sh, int64_t entries);
 void shrink_expiry_noted(struct shrink *sh, uint32_t deadline);
 /* A mutating call or a miss is done (reclaim inline, throttle). */
 void shrink_after_call(struct shrink *sh);
+/* A call that made only directory objects is done: the bound alone, no
+ * chores (see reclaim.c). */
+void shrink_after_dir_call(struct shrink *sh);
 /* A name was dropped (pages may be sparse now: compaction). */
 void shrink_after_drop(struct shrink *sh);
 /* Directories were forgotten (shrink_dir_forgotten) and the caller holds
