@@ -175,14 +175,16 @@ bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_ke
 	return gone;
 }
 
-uint8_t entry_hit_spend(struct udc_entry *e)
+uint8_t entry_hits_spend(struct udc_entry *e, uint8_t n)
 {
 	/* relaxed: see Ordering, hits */
 	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
+	uint8_t count = h & HITS_MASK;
 
-	if (h & HITS_MASK)   /* the counter only: ENT_EXPIRES stays */
-		atomic_store_explicit(&e->hits, (uint8_t)(h - 1), memory_order_relaxed);
-	return h & HITS_MASK;
+	if (count)   /* the counter only: ENT_EXPIRES stays */
+		atomic_store_explicit(&e->hits, (uint8_t)(h - (n < count ? n : count)),
+				      memory_order_relaxed);
+	return count;
 }
 
 uint8_t entry_requeues(const struct udc_entry *e)

@@ -1043,7 +1043,7 @@ int fork_register(struct udc_cache *c);
 void fork_unregister(struct udc_cache *c);
 
 /* ---- engine/evict.c: one entry, at the reclaim policy's request ----
- * (entry_key_copy, entry_evict, entry_move, entry_hit_spend and the
+ * (entry_key_copy, entry_evict, entry_move, entry_hits_spend and the
  * accessors: engine/engine.h) */
 
 /* ---- engine/cache.c (cache_* for the policy: engine/engine.h) ---- */

@@ -32,7 +32,7 @@
  *     pages 73-84% live that refills skip (a quarter free is their
  *     threshold), and the sweep took hot entries to free room in them.
  * Readers only ever raise hits (lookup.c); only the sweeper lowers it
- * (entry_hit_spend).
+ * (entry_hits_spend).
  *
  * What to sweep (S3-FIFO's rule, per kind): probation while it holds more
  * than PROBATION_SHARE of the kind's pages, else main; negatives first
@@ -516,6 +516,19 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 	return true;
 }
 
+/*
+ * The hits a visit that keeps @e spends: one (CLOCK's counter), or all of
+ * them when ageing, whose second chance is a hit since the page's last
+ * visit, not one saved up: a negative hit three times and then no more
+ * was promoted and reinserted by three age rounds, and went four to six
+ * ages after its last hit, not the one to two the header promises
+ * (policy/ageing_keeps_a_negative_one_age_whatever_its_hits).
+ */
+static uint8_t hits_spend(const struct sweep_pass *sp, struct udc_entry *e)
+{
+	return entry_hits_spend(e, sp->mode == UDC_PROBE_SWEEP_AGE ? UINT8_MAX : 1);
+}
+
 /* slab_move_fn for a promotion (arg: the sweep_pass): entry_move, and the
  * hit that earned it is spent. */
 static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
@@ -526,10 +539,10 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 	if (v == SLAB_MOVED) {
 		struct udc_entry *e = new_obj;
 		admit_promoted(sp->sh, old_obj);   /* out of probation */
-		uint8_t h = entry_hit_spend(e);
+		hits_spend(sp, e);
 		stat_add(cache_stats(sp->c), promoted, 1);
 		UDC_PROBE(promote, (int)entry_kind_of(e), sp->key->dir, sp->key->name, sp->key->len,
-			  h ? h - 1 : 0);
+			  entry_hits(e));
 	}
 	return v;
 }
@@ -542,7 +555,7 @@ static enum slab_verdict reinsert_move(void *arg, void *old_obj, void *new_obj)
 	enum slab_verdict v = entry_move(sp->c, old_obj, new_obj);
 
 	if (v == SLAB_MOVED)
-		entry_hit_spend(new_obj);
+		hits_spend(sp, new_obj);
 	return v;
 }
 
@@ -630,9 +643,10 @@ static void visit_probation(void *arg, void *obj)
  * eviction frees the object too: hits per byte freed, GDSF's measure, in
  * CLOCK's coarse form.
  */
-static uint8_t main_hits_to_keep(const struct udc_entry *e)
+static uint8_t main_hits_to_keep(const struct sweep_pass *sp, const struct udc_entry *e)
 {
-	return entry_dir_lone(e) ? LONE_HITS_TO_KEEP : 1;
+	/* ageing keeps what was hit within the age (bytes are not its measure) */
+	return sp->mode != UDC_PROBE_SWEEP_AGE && entry_dir_lone(e) ? LONE_HITS_TO_KEEP : 1;
 }
 
 static void visit_main(void *arg, void *obj)
@@ -644,11 +658,11 @@ static void visit_main(void *arg, void *obj)
 	if (!entry_published(e))
 		return;
 	bool stale = !entry_is_current(sp->c, e);
-	if (!stale && !sp->all && entry_hits(e) >= main_hits_to_keep(e)) {
+	if (!stale && !sp->all && entry_hits(e) >= main_hits_to_keep(sp, e)) {
 		/* kept: its copy goes to the young end, so the page empties */
 		if (entry_key_copy(sp->c, e, &key) &&
 		    relocate(sp, e, &key, false, reinsert_move) == -ENOMEM)
-			entry_hit_spend(e);   /* no room for a copy: kept in place */
+			hits_spend(sp, e);   /* no room for a copy: kept in place */
 		return;
 	}
 	if (entry_key_copy(sp->c, e, &key))
