@@ -714,7 +714,8 @@ UDC_API int udc_readdir(udc_cache *c, udc_ino dir, uint64_t cookie, udc_readdir_
  * the bytes are given back when it returns.  Works in bounded batches and
  * never blocks lookups.
  * Context: any thread, outside an RCU read-side section of the caller's own.
- * Return: the bytes freed (0 for a NULL cache).
+ * Return: the bytes freed: bytes_used's fall over the call (less what other
+ * threads add meanwhile; 0 for a NULL cache).
  */
 UDC_API size_t udc_shrink(udc_cache *c, size_t bytes);
 

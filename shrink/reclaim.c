@@ -840,7 +840,7 @@ void shrink_tables_settle(struct shrink *sh)
 
 size_t shrink_bytes(struct shrink *sh, size_t bytes)
 {
-	size_t freed = 0;
+	size_t start = cache_bytes_used(sh->c), freed = 0;
 	if (bytes != SIZE_MAX) {
 		/* First what compaction gives back (no answer lost); not when
 		 * everything goes, where moving entries is wasted work. */
@@ -886,7 +886,11 @@ size_t shrink_bytes(struct shrink *sh, size_t bytes)
 	udc_mutex_unlock(&sh->lock);
 	if (cache_tables_resize_due(sh->c))
 		tables_resize(sh);   /* shrinks the tables that are now too big */
-	return freed;
+	/* What the caller sees go: bytes_used's fall, the directory objects
+	 * and the pages included (the evicted slots' bytes, returned until
+	 * issue 14's stop 41, were 0 for 2.4 MB of directory objects) */
+	size_t end = cache_bytes_used(sh->c);
+	return start > end ? start - end : 0;
 }
 
 /*
