@@ -530,7 +530,7 @@ static uint8_t hits_spend(const struct sweep_pass *sp, struct udc_entry *e)
 }
 
 /* slab_move_fn for a promotion (arg: the sweep_pass): entry_move, and the
- * hit that earned it is spent. */
+ * hit that earned it is spent (all of them when ageing: hits_spend). */
 static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 {
 	struct sweep_pass *sp = arg;
@@ -548,7 +548,7 @@ static enum slab_verdict promote_move(void *arg, void *old_obj, void *new_obj)
 }
 
 /* slab_move_fn for main's reinsertion (arg: the sweep_pass): entry_move,
- * and the hit that kept it is spent. */
+ * and the hit that kept it is spent (all of them when ageing). */
 static enum slab_verdict reinsert_move(void *arg, void *old_obj, void *new_obj)
 {
 	struct sweep_pass *sp = arg;
