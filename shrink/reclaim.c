@@ -811,7 +811,7 @@ void shrink_after_call(struct shrink *sh)
 
 /*
  * After a call that made only directory objects (a ".." told or asked,
- * a fill begun or completed): the bound, which such calls alone can pass
+ * a fill begun): the bound, which such calls alone can pass
  * (20,000 ".." recorded in a row took a cache of 64 KiB to 2.5 MB), but
  * not the chores.  Their reap of the directories gone idle would meet
  * these objects idle between the call and the entries that follow it (a

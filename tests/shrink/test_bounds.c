@@ -944,8 +944,8 @@ Test(bounds, a_lowered_limit_takes_the_spare_pages_back, .timeout = 120)
 /*
  * The calls that make only directory objects keep the bound too: a ".."
  * recorded (udc_add), asked of the backend (udc_resolve), and the fill
- * protocol's begin and complete, each over 20,000 directories at the least
- * limit without the thread.  Until issue 14's stop 41 none of them ran the
+ * protocol's begin (with its complete), each over 20,000 directories at
+ * the least limit without the thread.  Until issue 14's stop 41 none of them ran the
  * bound (shrink_after_call), and bytes_used grew past limit + slack by
  * the 463rd ".." recorded (2.5 MB at the 20,000th), the 384th asked and
  * the 245th fill (4.7 MB),
