@@ -106,8 +106,8 @@ enum slab_verdict entry_move(void *cache, void *old_obj, void *new_obj);
 enum slab_verdict entry_requeue_move(void *cache, void *old_obj, void *new_obj);
 /* How many times e (published) was requeued so far (0 for a dead one). */
 uint8_t entry_requeues(const struct udc_entry *e);
-/* Lower e's hit count by @n (to 0 at least); returns the count before. */
-uint8_t entry_hits_spend(struct udc_entry *e, uint8_t n);
+/* Lower e's hit count by @n (to 0 at least). */
+void entry_hits_spend(struct udc_entry *e, uint8_t n);
 void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */
 /* Flush, and wait until the frees and the pages they empty land. */
 void entry_frees_wait(struct udc_cache *c);

@@ -175,7 +175,7 @@ bool entry_evict(struct udc_cache *c, struct udc_entry *e, const struct entry_ke
 	return gone;
 }
 
-uint8_t entry_hits_spend(struct udc_entry *e, uint8_t n)
+void entry_hits_spend(struct udc_entry *e, uint8_t n)
 {
 	/* relaxed: see Ordering, hits */
 	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
@@ -184,7 +184,6 @@ uint8_t entry_hits_spend(struct udc_entry *e, uint8_t n)
 	if (count)   /* the counter only: ENT_EXPIRES stays */
 		atomic_store_explicit(&e->hits, (uint8_t)(h - (n < count ? n : count)),
 				      memory_order_relaxed);
-	return count;
 }
 
 uint8_t entry_requeues(const struct udc_entry *e)

@@ -524,9 +524,9 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
  * ages after its last hit, not the one to two the header promises
  * (policy/ageing_keeps_a_negative_one_age_whatever_its_hits).
  */
-static uint8_t hits_spend(const struct sweep_pass *sp, struct udc_entry *e)
+static void hits_spend(const struct sweep_pass *sp, struct udc_entry *e)
 {
-	return entry_hits_spend(e, sp->mode == UDC_PROBE_SWEEP_AGE ? UINT8_MAX : 1);
+	entry_hits_spend(e, sp->mode == UDC_PROBE_SWEEP_AGE ? UINT8_MAX : 1);
 }
 
 /* slab_move_fn for a promotion (arg: the sweep_pass): entry_move, and the
