@@ -44,6 +44,7 @@
  */
 #include "engine/internal.h"
 
+#include <errno.h>
 #include <jemalloc/jemalloc.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -55,7 +56,7 @@ static size_t real_size(size_t size, size_t align)
 	return nallocx(size, align > 16 ? MALLOCX_ALIGN(align) : 0);
 }
 
-static void *alloc_counted(_Atomic size_t *bytes, size_t size, size_t align)
+static void *raw_alloc(size_t size, size_t align)
 {
 	void *p;
 
@@ -65,9 +66,109 @@ static void *alloc_counted(_Atomic size_t *bytes, size_t size, size_t align)
 #else
 	p = mallocx(size, align > 16 ? MALLOCX_ALIGN(align) : 0);
 #endif
+	return p;
+}
+
+static void *alloc_counted(_Atomic size_t *bytes, size_t size, size_t align)
+{
+	void *p = raw_alloc(size, align);
+
 	if (p)
 		atomic_fetch_add_explicit(bytes, real_size(size, align), memory_order_relaxed);
 	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* the bound at allocation */
+
+/* Set while a call allocates what it adds (entry_alloc,
+ * bounded_slab_alloc): its charges stop short of the bound (held_charge). */
+static __thread bool tls_bounded;
+
+#define ROOM_ROUNDS 4    /* a refused allocation's reclaims, then -ENOMEM */
+#define HOLD_BATCHES 4   /* the reserve of reclaim's held batches (held_charge) */
+
+/*
+ * Count @bytes more in bytes_held if bytes_used stays within limit +
+ * slack; else false, nothing counted.  The check and the count are one
+ * compare-and-swap on bytes_held, the counter every charge goes through
+ * (the slabs' pages and batches, mem_alloc, the tables' growth), so that
+ * allocations in flight at once cannot pass the bound together: checked
+ * only after each call's allocation, 32 threads at the least limit went
+ * 24 KB past it, each call in flight having opened a page.
+ *
+ * Three depths.  A call's new objects (tls_bounded) stop an entry page
+ * and the reserve short of the bound: they make room and retry
+ * (bounded_retry).  The rest (reclaim's moves, what is allocated under a
+ * lock: directory extensions, free batches, a table's growth) stops the
+ * reserve short, and gives up instead (an entry evicted rather than
+ * moved, a free that waits for its grace period, a growth skipped).
+ * The reserve is for the batches of reclaim's own frees (@holding, the
+ * slabs' slab_hold), which its end gives back: refused, each of its
+ * frees would wait for a grace period.  While the cache is made
+ * (c->shrink not yet set), nothing is refused.
+ */
+static bool held_charge(struct udc_cache *c, size_t bytes, bool holding)
+{
+	/* relaxed: a count (see Ordering); the CAS makes the check and the
+	 * add one step against every other charge */
+	if (!c->shrink) {
+		atomic_fetch_add_explicit(&c->bytes_held, bytes, memory_order_relaxed);
+		return true;
+	}
+	size_t ceiling = shrink_limit(c->shrink) + shrink_slack(c->shrink);
+	size_t apart = cache_bytes_apart(c);
+	size_t held = atomic_load_explicit(&c->bytes_held, memory_order_relaxed);
+
+	if (!holding)
+		apart += HOLD_BATCHES * slab_batch_bytes();
+	if (tls_bounded)
+		apart += slab_page_size(c->slabs[ENT_POSITIVE]);
+	do {
+		if (held + apart + bytes > ceiling)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&c->bytes_held, &held, held + bytes,
+							 memory_order_relaxed, memory_order_relaxed));
+	return true;
+}
+
+bool bytes_charge(void *arg, long bytes, bool holding)
+{
+	struct udc_cache *c = arg;
+
+	if (bytes >= 0)
+		return held_charge(c, (size_t)bytes, holding);
+	/* relaxed: a count */
+	atomic_fetch_sub_explicit(&c->bytes_held, (size_t)-bytes, memory_order_relaxed);
+	return true;
+}
+
+/* After a bounded allocation (@got: its result): true if it is to be
+ * tried again, reclaim having made room (shrink_make_room); false to
+ * return @got, NULL with errno ENOMEM once ROOM_ROUNDS did not do. */
+static bool bounded_retry(struct udc_cache *c, const void *got, unsigned *round)
+{
+	if (got || errno != ENOBUFS)
+		return false;
+	if ((*round)++ == ROOM_ROUNDS) {
+		errno = ENOMEM;
+		return false;
+	}
+	shrink_make_room(c->shrink);
+	return true;
+}
+
+void *bounded_slab_alloc(struct udc_cache *c, struct slab *s, unsigned cls)
+{
+	unsigned round = 0;
+	void *obj;
+
+	do {
+		tls_bounded = true;
+		obj = slab_alloc(s, cls);
+		tls_bounded = false;
+	} while (bounded_retry(c, obj, &round));
+	return obj;
 }
 
 static void free_counted(_Atomic size_t *bytes, void *p, size_t size, size_t align)
@@ -82,14 +183,39 @@ static void free_counted(_Atomic size_t *bytes, void *p, size_t size, size_t ali
 #endif
 }
 
+/* mem_alloc's and the like: charged first (held_charge), unless @over. */
+static void *held_alloc(struct udc_cache *c, size_t size, size_t align, bool over)
+{
+	size_t real = real_size(size, align);
+
+	if (over) {   /* relaxed: a count */
+		atomic_fetch_add_explicit(&c->bytes_held, real, memory_order_relaxed);
+	} else if (!held_charge(c, real, false)) {
+		errno = ENOBUFS;
+		return NULL;
+	}
+	void *p = raw_alloc(size, align);
+
+	if (!p) {   /* relaxed: a count */
+		atomic_fetch_sub_explicit(&c->bytes_held, real, memory_order_relaxed);
+		errno = ENOMEM;
+	}
+	return p;
+}
+
 void *mem_alloc(struct udc_cache *c, size_t size)
 {
-	return alloc_counted(&c->bytes_held, size, 16);
+	return held_alloc(c, size, 16, false);
+}
+
+void *mem_alloc_over(struct udc_cache *c, size_t size)
+{
+	return held_alloc(c, size, 16, true);
 }
 
 void *mem_alloc_line(struct udc_cache *c, size_t size)
 {
-	return alloc_counted(&c->bytes_held, size, UDC_CACHELINE);
+	return held_alloc(c, size, UDC_CACHELINE, false);
 }
 
 /* The cache struct itself: counted into *bytes before the cache exists. */
@@ -175,6 +301,8 @@ int entry_slabs_create(struct udc_cache *c)
 		struct slab_config cfg;
 		shrink_slab_config(c->shrink, entry_sizes[k], entry_nr_sizes[k][1],
 				   entry_nr_sizes[k][0], &cfg);
+		cfg.charge = bytes_charge;
+		cfg.charge_arg = c;
 		c->slabs[k] = slab_create(&cfg);
 		if (!c->slabs[k])
 			return -ENOMEM;
@@ -241,8 +369,9 @@ static int entry_fill(struct udc_cache *c, struct udc_entry *e, char *dst, const
 	return 0;
 }
 
-struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
-			      size_t len, uint64_t hash, const struct entry_extra *x)
+static struct udc_entry *entry_alloc_once(struct udc_cache *c, enum entry_kind kind,
+					  const char *name, size_t len, uint64_t hash,
+					  const struct entry_extra *x)
 {
 	static const struct entry_extra none = { 0 };
 	struct slab *s = c->slabs[kind];
@@ -261,6 +390,7 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 		/* an address the name table's buckets cannot hold (none is
 		 * mapped there unless asked: engine/name_table.h) */
 		slab_free_now(s, e);
+		errno = ENOMEM;
 		return NULL;
 	}
 	/* Zeroed by slab, and not memset again: a sweeper that finds it in a
@@ -273,9 +403,26 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 		return e;
 	}
 	if (entry_fill(c, e, dst, name, x)) {
+		int err = errno;   /* mem_alloc's: ENOBUFS is retried */
+
 		slab_free_now(s, e);
+		errno = err;
 		return NULL;
 	}
+	return e;
+}
+
+struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
+			      size_t len, uint64_t hash, const struct entry_extra *x)
+{
+	unsigned round = 0;
+	struct udc_entry *e;
+
+	do {
+		tls_bounded = true;
+		e = entry_alloc_once(c, kind, name, len, hash, x);
+		tls_bounded = false;
+	} while (bounded_retry(c, e, &round));
 	return e;
 }
 

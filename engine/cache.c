@@ -160,10 +160,15 @@ size_t cache_buckets_bytes(struct udc_cache *c)
 	       atomic_load_explicit(&c->dirs_buckets, memory_order_relaxed) * DIR_BUCKET_BYTES;
 }
 
+size_t cache_bytes_apart(struct udc_cache *c)
+{
+	return slab_meta_bytes(c->slabs[ENT_NEGATIVE]) + slab_meta_bytes(c->slabs[ENT_POSITIVE]) +
+	       slab_meta_bytes(c->dir_slab) + cache_buckets_bytes(c);
+}
+
 size_t cache_bytes_used(struct udc_cache *c)
 {
-	return atomic_load_explicit(&c->bytes_held, memory_order_relaxed) + entry_slabs_bytes(c) +
-	       cache_dirs_bytes(c) + cache_buckets_bytes(c);
+	return atomic_load_explicit(&c->bytes_held, memory_order_relaxed) + cache_bytes_apart(c);
 }
 
 /* relaxed (the counts, here and below): sizes follow them loosely */
@@ -235,13 +240,21 @@ static void table_resize(struct udc_cache *c, bool (*resize_to)(struct udc_cache
 	if (grow ? grow > *room : !table_shrink_due(buckets, count, c->min_buckets, shift))
 		return;
 	size_t target = table_target(count, c->min_buckets, shift);
-	/* the work is done in this thread; out of memory for the growth's
-	 * arrays, the table stays as it is (a later pass retries) */
-	if (!resize_to(c, target))
+	/* The growth is charged while the arrays are made (bytes_charge),
+	 * then counted in the buckets: a resize's room was read before
+	 * calls in flight added theirs (at 1 MiB with 32 threads, bytes_used
+	 * went 300-600 bytes past its bound).  The work is done in this
+	 * thread; out of memory or room for the growth's arrays, the table
+	 * stays as it is (a later pass retries). */
+	if (grow && !bytes_charge(c, (long)grow, false))
 		return;
-	/* relaxed: read for accounting only */
-	atomic_store_explicit(buckets, target, memory_order_relaxed);
-	*room -= grow;
+	bool done = resize_to(c, target);
+	if (done)   /* relaxed: read for accounting only */
+		atomic_store_explicit(buckets, target, memory_order_relaxed);
+	if (grow)
+		bytes_charge(c, -(long)grow, false);
+	if (done)
+		*room -= grow;
 }
 
 void cache_tables_resize(struct udc_cache *c, size_t room)

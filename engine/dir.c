@@ -167,6 +167,8 @@ int dir_slab_create(struct udc_cache *c)
 		.page_shift = SLAB_PAGE_SHIFT_MIN,
 		.retained_max = 4,
 		.fullest_first = true,   /* and sparse pages drain */
+		.charge = bytes_charge,
+		.charge_arg = c,
 	};
 
 	c->dir_slab = slab_create(&cfg);
@@ -246,7 +248,7 @@ struct udc_dir *dir_get(struct udc_cache *c, udc_ino ino)
 
 	if (d)
 		return d;
-	d = slab_alloc(c->dir_slab, DIR_CLASS);   /* zeroed */
+	d = bounded_slab_alloc(c, c->dir_slab, DIR_CLASS);   /* zeroed */
 	if (!d)
 		return NULL;
 	atomic_init(&d->gen, DIR_GEN_FIRST);

@@ -62,8 +62,13 @@ void cache_tables_resize(struct udc_cache *c, size_t room);
 /* The calling thread's counters (stat_add), and every thread's summed. */
 struct thread_stats *cache_stats(struct udc_cache *c);
 void stats_sum(struct udc_cache *c, struct thread_stats *sum);
-/* Memory accounted in bytes_used: NULL on ENOMEM. */
+/* Memory accounted in bytes_used: NULL on ENOMEM, or ENOBUFS if it would
+ * take bytes_used past its bound (engine/alloc.c, held_charge). */
 void *mem_alloc(struct udc_cache *c, size_t size);
+/* The same, never refused by the bound: for what replaces a larger
+ * allocation, freed once the new one is in place (a smaller table when
+ * the limit is lowered: the cache may be at its bound then). */
+void *mem_alloc_over(struct udc_cache *c, size_t size);
 void mem_free(struct udc_cache *c, void *p, size_t size);
 /* The cache's clock for deadlines (engine/internal.h, Expiry). */
 uint32_t cache_ticks(const struct udc_cache *c);

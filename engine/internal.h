@@ -307,7 +307,8 @@ struct udc_cache {
 	struct thread_stats shared_stats; /* threads past the last chunk (approximate) */
 
 	/* --- memory accounting: written by every allocation --- */
-	_Atomic size_t bytes_held UDC_ALIGNED;  /* accounted bytes held now, slab pages apart */
+	_Atomic size_t bytes_held UDC_ALIGNED;  /* accounted bytes held now, the slabs'
+	                                         * pages included (bytes_charge) */
 	_Atomic int64_t nr_dirs;
 	_Atomic uint64_t dir_clock;       /* the last epoch handed out (engine/dir.c) */
 	_Atomic uint64_t dotdot_moves;    /* renames that moved a directory the cache
@@ -434,6 +435,22 @@ static inline struct thread_stats *thread_enter_stats(struct udc_cache *c)
 /* ---- engine/alloc.c: accounted memory, entries in slab slots, deferred frees ---- */
 /* mem_alloc/mem_free (accounted, 16-aligned): engine/engine.h */
 void *mem_alloc_line(struct udc_cache *c, size_t size); /* accounted, cache-line aligned */
+/* Count @bytes (> 0) in bytes_held if bytes_used stays within the bound,
+ * else false (alloc.c, held_charge; @holding: a batch of reclaim's held
+ * frees); or uncount -@bytes (< 0: true).  The slabs' charge
+ * (slab_config): their pages and batches count in bytes_held. */
+bool bytes_charge(void *arg, long bytes, bool holding);
+/*
+ * An object of @s's class @cls for what a call adds, within the bound
+ * (bytes_used <= limit + slack): a new page that would pass it is refused,
+ * reclaim makes room (shrink_make_room) and it is tried again, up to
+ * ROOM_ROUNDS times; then NULL with errno ENOMEM.  Not in a read-side
+ * section, nor with a stripe, rename_lock or shrink_lock held: it may
+ * wait for reclaim.
+ */
+void *bounded_slab_alloc(struct udc_cache *c, struct slab *s, unsigned cls);
+/* bytes_used besides bytes_held: the slabs' own bytes, the buckets. */
+size_t cache_bytes_apart(struct udc_cache *c);
 void mem_free_line(struct udc_cache *c, void *p, size_t size);
 /* The cache struct with @stripes stripes; *bytes: its real size. */
 struct udc_cache *cache_struct_alloc(size_t stripes, size_t *bytes);
@@ -456,7 +473,8 @@ struct entry_extra {
 	bool listed;                      /* a place in its directory's listing (listing_wanted) */
 };
 /* In the class the policy chooses for @hash (shrink_entry_class); @x may
- * be NULL (nothing beside the name). */
+ * be NULL (nothing beside the name).  Within the bound, as
+ * bounded_slab_alloc: NULL with errno ENOMEM. */
 struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const char *name,
 			      size_t len, uint64_t hash, const struct entry_extra *x);
 void entry_free_now(struct udc_cache *c, struct udc_entry *e);   /* never published or no readers */

@@ -670,6 +670,8 @@ static void landing_set(struct shrink *sh, size_t used)
 		landing_tell(sh, used);
 }
 
+static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enough);
+
 /* The bound: eviction once @used passes the low watermark (see below). */
 static void reclaim_bound(struct shrink *sh, size_t used)
 {
@@ -708,12 +710,6 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 		udc_mutex_unlock(&sh->lock);
 		return;
 	}
-	stat_add(cache_stats(sh->c), throttled, 1);
-	/* relaxed: a hint to the background passes (background_lock) */
-	atomic_fetch_add_explicit(&sh->lock_waiters, 1, memory_order_relaxed);
-	udc_mutex_lock(&sh->lock);
-	atomic_fetch_sub_explicit(&sh->lock_waiters, 1, memory_order_relaxed);
-	used = reclaim_used(sh);
 	/* With the thread, which ended its batch for us once it had made
 	 * our room (sweep_reclaim), the call evicts only if it is still past
 	 * the throttle point; alone, it makes room for the calls that follow
@@ -721,7 +717,24 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 	 * thread, a throttled call at 2 MiB evicted 60 KB after its wait,
 	 * over 1 ms in all, where the thread had brought it under the
 	 * throttle point already.) */
-	size_t evict_past = sh->reclaimer_running ? limit + over : limit;
+	reclaim_throttled(sh, sh->reclaimer_running ? limit + over : limit, limit + over);
+}
+
+/*
+ * A call waits its turn for shrink_lock, then evicts if bytes_used is
+ * past @evict_past, until it is at @enough, waiting for the other paths'
+ * frees if eviction was not enough (RECLAIM_INLINE_ROUNDS rounds at most).
+ */
+static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enough)
+{
+	stat_add(cache_stats(sh->c), throttled, 1);
+	/* relaxed: a hint to the background passes (background_lock) */
+	atomic_fetch_add_explicit(&sh->lock_waiters, 1, memory_order_relaxed);
+	udc_mutex_lock(&sh->lock);
+	atomic_fetch_sub_explicit(&sh->lock_waiters, 1, memory_order_relaxed);
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+	size_t slack = reclaim_slack(limit);
+	size_t used = reclaim_used(sh);
 	/* The spare pages first, and again once the frees have landed: the
 	 * pages eviction empties go to them while pages were made lately, and
 	 * their cap (a 32nd of the limit a slab, sweep.c's retained_for; it
@@ -737,13 +750,22 @@ static void reclaim_bound(struct shrink *sh, size_t used)
 		size_t want = used - limit + slack / 4;
 		reclaim_evict(sh, want, want, UDC_PROBE_RECLAIM_THROTTLE);
 		used = reclaim_used(sh);
-		if (used <= limit + over)
+		if (used <= enough)
 			break;
 		frees_wait(sh);
 		spares_trim(sh, true);
 		used = reclaim_used(sh);
 	}
 	udc_mutex_unlock(&sh->lock);
+}
+
+void shrink_make_room(struct shrink *sh)
+{
+	udc_assert(!rcu_read_ongoing());   /* its pass waits for grace periods */
+	size_t limit = atomic_load_explicit(&sh->limit, memory_order_relaxed);
+
+	/* under the limit: a slack's room, more than a page */
+	reclaim_throttled(sh, limit, limit);
 }
 
 void shrink_after_drop(struct shrink *sh)

@@ -78,6 +78,11 @@ void shrink_after_call(struct shrink *sh);
 /* A call that made only directory objects is done: the bound alone, no
  * chores (see reclaim.c). */
 void shrink_after_dir_call(struct shrink *sh);
+/* A call's allocation would pass the bound (engine/alloc.c,
+ * bounded_slab_alloc): wait for shrink_lock and evict below the limit,
+ * as a throttled call does.  Outside a read-side section, with no lock of
+ * the cache held. */
+void shrink_make_room(struct shrink *sh);
 /* A name was dropped (pages may be sparse now: compaction). */
 void shrink_after_drop(struct shrink *sh);
 /* Directories were forgotten (shrink_dir_forgotten) and the caller holds

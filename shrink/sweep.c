@@ -186,15 +186,19 @@ static uint16_t ghost_fp(uint64_t hash)
 }
 
 /* A table of @n slots (a power of two) holding what it can of @old's
- * ghosts (slot j takes old slot j & old mask); NULL on ENOMEM. */
+ * ghosts (slot j takes old slot j & old mask); NULL on ENOMEM, or when a
+ * larger one would pass the bound (mem_alloc).  A smaller one is made
+ * past it (it replaces @old: mem_alloc_over). */
 static struct ghost_table *ghost_table_new(struct shrink *sh, uint32_t n,
 					   const struct ghost_table *old)
 {
-	struct ghost_table *g = mem_alloc(sh->c, sizeof(*g));
+	void *(*alloc)(struct udc_cache *, size_t) =
+		old && n < old->mask + 1 ? mem_alloc_over : mem_alloc;
+	struct ghost_table *g = alloc(sh->c, sizeof(*g));
 
 	if (!g)
 		return NULL;
-	g->slot = mem_alloc(sh->c, ghost_slots_bytes(n));
+	g->slot = alloc(sh->c, ghost_slots_bytes(n));
 	if (!g->slot) {
 		mem_free(sh->c, g, sizeof(*g));
 		return NULL;

@@ -198,6 +198,9 @@ struct slab {
 	unsigned page_shift;	/* pages of 1 << page_shift bytes, aligned to it */
 	size_t page_size;
 	struct slab_cpu *cpus;	/* [nr_cpus] */
+	bool (*charge)(void *arg, long bytes, bool holding);   /* slab_config's (NULL: none) */
+	void *charge_arg;
+	size_t fixed_bytes;	/* the slab and its cpu slots: meta_bytes less the batches */
 
 	/* --- counters (relaxed; stats only) --- */
 	_Atomic uint64_t seq_next;

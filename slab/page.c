@@ -246,6 +246,8 @@ void slab_page_free_mem(struct slab *s, struct slab_page *p)
 {
 	SLAB_UNPOISON(p, s->page_size);
 	page_mem_free(s, p);
+	if (s->charge)
+		s->charge(s->charge_arg, -(long)s->page_size, false);
 	atomic_fetch_sub_explicit(&s->nr_pages, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->pages_returned, 1, memory_order_relaxed);
 }
@@ -270,7 +272,8 @@ static struct slab_page *page_take_retained(struct slab *s)
 
 /*
  * A new OPEN page of class @c on c->pages, held by cpu slot @owner (whose
- * lock the caller holds).  NULL when out of memory.
+ * lock the caller holds).  NULL with errno ENOMEM when out of memory, or
+ * ENOBUFS when the owner's charge refused a page (slab_config).
  */
 struct slab_page *slab_page_new(struct slab_class *c, struct slab_cpu *owner)
 {
@@ -278,9 +281,17 @@ struct slab_page *slab_page_new(struct slab_class *c, struct slab_cpu *owner)
 	struct slab_page *p = page_take_retained(s);
 
 	if (!p) {
-		p = page_mem_alloc(s);
-		if (!p)
+		if (s->charge && !s->charge(s->charge_arg, (long)s->page_size, false)) {
+			errno = ENOBUFS;
 			return NULL;
+		}
+		p = page_mem_alloc(s);
+		if (!p) {
+			if (s->charge)
+				s->charge(s->charge_arg, -(long)s->page_size, false);
+			errno = ENOMEM;
+			return NULL;
+		}
 		atomic_fetch_add_explicit(&s->nr_pages, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->pages_allocated, 1, memory_order_relaxed);
 	}

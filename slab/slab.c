@@ -134,6 +134,10 @@ static int slab_geometry(struct slab *s, const struct slab_config *cfg)
 	s->page_shift = shift;
 	s->page_size = (size_t)1 << shift;
 	s->nr_cpus = cpus;
+	if (cfg) {
+		s->charge = cfg->charge;
+		s->charge_arg = cfg->charge_arg;
+	}
 	return 0;
 }
 
@@ -195,7 +199,8 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	pthread_mutex_init(&s->retained_lock, NULL);
 	CDS_INIT_LIST_HEAD(&s->retained);
-	atomic_init(&s->meta_bytes, (int64_t)(sizeof(*s) + s->nr_cpus * sizeof(*s->cpus)));
+	s->fixed_bytes = sizeof(*s) + s->nr_cpus * sizeof(*s->cpus);
+	atomic_init(&s->meta_bytes, (int64_t)s->fixed_bytes);
 	atomic_init(&s->seq_next, 1);
 	/* relaxed: a name, unique by the RMW alone */
 	s->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
@@ -525,10 +530,8 @@ static void *alloc_slow_locked(struct slab_cpu *sc, struct slab_class *c)
 	if (sc->open[c->index])
 		page_retire_locked(sc, c->index);
 	struct slab_page *p = page_acquire_locked(sc, c);
-	if (!p) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!p)
+		return NULL;   /* errno: slab_page_new's */
 	sc->open[c->index] = p;
 	void *obj = slab_page_pop(p);
 	udc_assert(obj != NULL);
@@ -594,6 +597,15 @@ void slab_free_now(struct slab *s, void *obj)
 	remote_free(p, i);
 }
 
+/* A batch's memory back (its objects freed, or none in it). */
+static void batch_delete(struct slab *s, struct slab_batch *b)
+{
+	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
+	free(b);
+	if (s->charge)
+		s->charge(s->charge_arg, -(long)sizeof(*b), false);
+}
+
 static void batch_free(struct slab_batch *b)
 {
 	struct slab *s = b->slab;
@@ -613,16 +625,26 @@ static void batch_free(struct slab_batch *b)
 		for (unsigned j = i; j < end; j++)
 			slab_free_now(s, b->obj[j]);
 	}
-	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
-	free(b);
+	batch_delete(s, b);
 }
 
 RCU_PENDING_CALLBACK(batch_free_rcu, struct slab_batch, rcu, slab->rcu_pending, batch_free)
 
-static struct slab_batch *batch_new(struct slab *s)
+/*
+ * A batch, charged to the owner (slab_config.charge) as its pages are;
+ * NULL with errno ENOBUFS if refused, ENOMEM.  @holding: one of
+ * slab_hold's, whose end gives memory back.
+ */
+static struct slab_batch *batch_new(struct slab *s, bool holding)
 {
+	if (s->charge && !s->charge(s->charge_arg, sizeof(struct slab_batch), holding)) {
+		errno = ENOBUFS;
+		return NULL;
+	}
 	struct slab_batch *b = malloc(sizeof(*b));
 
+	if (!b && s->charge)
+		s->charge(s->charge_arg, -(long)sizeof(*b), false);
 	if (b) {
 		atomic_fetch_add_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 		b->slab = s;
@@ -672,7 +694,7 @@ void slab_free_rcu(struct slab *s, void *obj)
 		/* The thread's own batches, on the held chain from the start. */
 		b = tls_held;
 		if (!b || b->slab != s || b->n == SLAB_BATCH) {
-			b = batch_new(s);
+			b = batch_new(s, true);
 			if (b) {
 				b->held_next = tls_held;
 				tls_held = b;
@@ -683,7 +705,7 @@ void slab_free_rcu(struct slab *s, void *obj)
 	} else {
 		struct slab_cpu *sc = cpu_lock(s);
 		if (!sc->batch)
-			sc->batch = batch_new(s);
+			sc->batch = batch_new(s, false);
 		b = sc->batch;
 		if (b && batch_put(s, b, obj, true)) {
 			full = b;
@@ -694,7 +716,7 @@ void slab_free_rcu(struct slab *s, void *obj)
 			batch_land_or_queue(s, full);
 	}
 	if (!b) {
-		/* No memory for a batch: wait for readers here. */
+		/* No memory or room for a batch: wait for readers here. */
 		synchronize_rcu();
 		slab_free_now(s, obj);
 	}
@@ -805,8 +827,7 @@ void slab_destroy(struct slab *s)
 	for (unsigned i = 0; i < s->nr_cpus; i++) {
 		struct slab_batch *b = s->cpus[i].batch;
 		if (b) {
-			atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
-			free(b);
+			batch_delete(s, b);
 		}
 	}
 	/* Batches already queued free into pages that must still exist; the
@@ -855,6 +876,21 @@ int slab_protect_pages(struct slab *s, int prot)
 		pthread_mutex_unlock(&c->lock);
 	}
 	return r;
+}
+
+size_t slab_meta_bytes(struct slab *s)
+{
+	/* relaxed: a counter for limits and stats */
+	int64_t meta = atomic_load_explicit(&s->meta_bytes, memory_order_relaxed);
+
+	if (s->charge)
+		return s->fixed_bytes;   /* the batches are the owner's count */
+	return meta > 0 ? (size_t)meta : 0;
+}
+
+size_t slab_batch_bytes(void)
+{
+	return sizeof(struct slab_batch);
 }
 
 size_t slab_bytes(struct slab *s)

@@ -63,6 +63,17 @@ struct slab_config {
 	 * slab_default_cpus()).  Fewer than the CPUs: less memory open,
 	 * more waiting for a slot. */
 	unsigned nr_cpus;
+	/* The owner's count of the pages' bytes and the RCU batches'
+	 * (optional): charge(arg, bytes, holding) before a page is taken
+	 * from the page allocator (not a retained one: it stays counted) or
+	 * a batch is made, which may refuse it (false: slab_alloc fails with
+	 * ENOBUFS; a free without a batch waits for its grace period, as
+	 * without memory); @holding: a batch of slab_hold's, whose end gives
+	 * memory back.  charge(arg, -bytes, false) once one is given back,
+	 * slab_destroy's included.  Called under a cpu slot's lock or a
+	 * class's, or none: it must not call into the slab. */
+	bool (*charge)(void *arg, long bytes, bool holding);
+	void *charge_arg;
 };
 
 /* The CPUs online (at least 1, at most 1024): the default slot count. */
@@ -121,12 +132,19 @@ void slab_destroy(struct slab *s);
 unsigned slab_nr_classes(const struct slab *s);
 size_t slab_class_size(const struct slab *s, unsigned cls);
 size_t slab_page_size(const struct slab *s);
+/* The bytes slab_bytes counts besides the pages: the slab itself and its
+ * batches, or with a charge (slab_config) the slab itself (the owner
+ * counts the rest). */
+size_t slab_meta_bytes(struct slab *s);
+/* The bytes of one RCU free batch (a charge's unit). */
+size_t slab_batch_bytes(void);
 unsigned slab_nr_cpus(const struct slab *s);
 /* The smallest class holding @size bytes, or -EINVAL. */
 int slab_class_for_size(const struct slab *s, size_t size);
 
 /*
- * An object of class @cls, zeroed, or NULL (ENOMEM).  Its page may be
+ * An object of class @cls, zeroed, or NULL: ENOMEM, or ENOBUFS if it
+ * needed a new page and the owner's charge refused it.  Its page may be
  * retired from its cpu slot (slab_release_open) and isolated by a sweeper
  * before the caller has filled it in: the sweeper then reads the zeros
  * written before slab_alloc returned (ordered by the slot lock), so an
