@@ -4,7 +4,11 @@
  *
  * Owns: every byte the cache allocates goes through mem_alloc*() and is
  * counted in cache->bytes_held (jemalloc's real size of the allocation), so
- * bytes_used is what the cache holds, not what it asked for.  Entries are
+ * bytes_used is what the cache holds, not what it asked for; the slabs'
+ * pages and RCU batches are counted there too (bytes_charge, their
+ * slab_config.charge).  And the bound at allocation: a charge that would
+ * take bytes_used past limit + slack is refused (held_charge), and a
+ * call's new objects make room and retry (entry_alloc, bounded_slab_alloc).  Entries are
  * allocated here (entry_alloc) and freed here, either at once when no
  * reader can hold them or after an RCU grace period, in batches of
  * FREE_BATCH with one rcu_head per batch instead of one per entry.
@@ -30,7 +34,10 @@
  *
  * Ordering:
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
- *   only, where a slightly old value is fine.  cache->nr_ext (entries with
+ *   only, where a slightly old value is fine.  Its charges are relaxed
+ *   compare-and-swaps: atomic on the one variable, they make each check
+ *   and add one step against every other charge; they order nothing else.
+ *   tls_bounded is the thread's own.  cache->nr_ext (entries with
  *   an external name) is relaxed: only udc_destroy, alone, acts on it.
  *   cache->frees_queued is relaxed likewise (a size for reclaim), and so
  *   are the slab_wait_note counts of a batch's entries (compaction's

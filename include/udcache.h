@@ -424,7 +424,12 @@ UDC_API int udc_walk(udc_cache *c, udc_ino start, const char *path, size_t len,
  * own (urcu-memb); they take short internal locks and never block on the
  * backend.  When the cache is over its limit they run a bounded reclaim
  * batch, and a caller that outruns reclaim waits for one RCU grace period
- * (throttling), so bytes_used is within the bound when the call returns.
+ * (throttling).  bytes_used stays within limit + slack at every moment,
+ * however many threads call: a call whose new entry would pass it waits
+ * for reclaim to make room first, and returns -ENOMEM, changing nothing,
+ * if four rounds of reclaim could not (a limit too small for the calls in
+ * flight at once; none was seen with 64 threads at UDC_MEMORY_MIN).  A
+ * udc_resolve() answer with no room is returned and not cached.
  */
 
 /**

@@ -30,12 +30,15 @@
  * slab landing (its memory wanted now), the freer that filled it does,
  * after waiting for the grace periods itself.  The bytes of the batches
  * handed to call_rcu are counted until they run (queued_bytes: the owner
- * may wait for them rather than evict).
+ * may wait for them rather than evict).  An owner's charge (slab_config)
+ * counts the pages and batches it takes and may refuse them: no object
+ * then (ENOBUFS), or a free that waits for its grace period itself.
  *
  * Locking:
  *   cpu->lock (the slot's pages' local side, its batch) -> cls->lock (page
  *   lists, non-OPEN pages) -> retained_lock.  A slot lock is held for a
- *   pop, or across a refill (which may call jemalloc), never across a
+ *   pop, or across a refill (which may call jemalloc and the owner's
+ *   charge, slab_config: a leaf that takes no lock), never across another
  *   callback into the owner, synchronize_rcu or call_rcu.  A held pass
  *   takes the slots' batches with a trylock only (slab_rcu_flush_own: the
  *   reclaimer holds shrink_lock, and an allocator may wait for it).
