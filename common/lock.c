@@ -17,6 +17,10 @@
  */
 #include "common/lock.h"
 
+#if UDC_DEBUG
+__thread int owner_held_count;   /* common/owner.h */
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
 #else

@@ -132,7 +132,7 @@ static inline void udc_mutex_lock(struct udc_mutex *l)
 {
 	if (__builtin_expect(!udc_mutex_take(l), 0))
 		mutex_lock_contended(l);
-	owner_set(&l->owner, true);
+	owner_take(&l->owner);
 }
 
 /* 0 if taken, else EBUSY (as pthread_mutex_trylock).  A held lock is
@@ -144,13 +144,13 @@ static inline int udc_mutex_trylock(struct udc_mutex *l)
 	if (atomic_load_explicit(&l->word, memory_order_relaxed) != UDC_LOCK_FREE ||
 	    !udc_mutex_take(l))
 		return EBUSY;
-	owner_set(&l->owner, true);
+	owner_take(&l->owner);
 	return 0;
 }
 
 static inline void udc_mutex_unlock(struct udc_mutex *l)
 {
-	owner_set(&l->owner, false);
+	owner_drop(&l->owner);
 	/* release: pairs with the acquire of the next holder's take or exchange */
 	if (__builtin_expect(atomic_exchange_explicit(&l->word, UDC_LOCK_FREE, memory_order_release) ==
 				     UDC_LOCK_SLEEPERS, 0))

@@ -41,4 +41,21 @@
 #define owner_mine(owner) true
 #endif
 
+/*
+ * owner_take/owner_drop: owner_set by a lock's take and release, which
+ * also count the locks the thread holds (debug builds), so that a
+ * function that may wait for another thread's pass can check that its
+ * caller holds none (owner_none_held; always true in release builds).
+ */
+#if UDC_DEBUG
+extern __thread int owner_held_count;
+#define owner_take(owner) (owner_set(owner, true), (void)owner_held_count++)
+#define owner_drop(owner) ((void)owner_held_count--, owner_set(owner, false))
+#define owner_none_held() (owner_held_count == 0)
+#else
+#define owner_take(owner) ((void)0)
+#define owner_drop(owner) ((void)0)
+#define owner_none_held() true
+#endif
+
 #endif

@@ -161,6 +161,9 @@ static bool bounded_retry(struct udc_cache *c, const void *got, unsigned *round)
 		errno = ENOMEM;
 		return false;
 	}
+	/* No lock of the cache held (a test may hold shrink_lock around
+	 * calls that are never refused, to keep the chores out). */
+	udc_assert(owner_none_held());
 	shrink_make_room(c->shrink);
 	return true;
 }
@@ -170,6 +173,7 @@ void *bounded_slab_alloc(struct udc_cache *c, struct slab *s, unsigned cls)
 	unsigned round = 0;
 	void *obj;
 
+	udc_assert(!rcu_read_ongoing());   /* it may wait for reclaim (bounded_retry) */
 	do {
 		tls_bounded = true;
 		obj = slab_alloc(s, cls);
@@ -425,6 +429,7 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 	unsigned round = 0;
 	struct udc_entry *e;
 
+	udc_assert(!rcu_read_ongoing());   /* it may wait for reclaim (bounded_retry) */
 	do {
 		tls_bounded = true;
 		e = entry_alloc_once(c, kind, name, len, hash, x);

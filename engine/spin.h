@@ -46,12 +46,12 @@ static inline void udc_spin_init(udc_spin_t *l)
 static inline void udc_spin_lock(udc_spin_t *l)
 {
 	SPIN_RAW_LOCK(&l->raw);
-	owner_set(&l->owner, true);
+	owner_take(&l->owner);
 }
 
 static inline void udc_spin_unlock(udc_spin_t *l)
 {
-	owner_set(&l->owner, false);
+	owner_drop(&l->owner);
 	SPIN_RAW_UNLOCK(&l->raw);
 }
 
