@@ -52,6 +52,7 @@
 #include "engine/internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <jemalloc/jemalloc.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -115,6 +116,32 @@ static __thread bool tls_bounded;
  * frees would wait for a grace period.  While the cache is made
  * (c->shrink not yet set), nothing is refused.
  */
+#if UDC_DEBUG
+/*
+ * Debug builds: UDC_REFUSE_EVERY=N in the environment refuses every N-th
+ * charge of a call's allocation in each thread, as the bound would, so
+ * that the refused path (the retry after shrink_make_room, and its
+ * assertions) runs in every context the tests reach (tests/CMakeLists.txt
+ * runs the engine suite and the differential stress so).  Not while the
+ * thread holds shrink_lock (a test that holds it to keep the chores out
+ * would wait on itself).
+ */
+static bool refuse_injected(struct udc_cache *c)
+{
+	static _Atomic int every = -1;
+	static __thread unsigned charges;
+	/* relaxed: the environment's number, the same for every thread */
+	int n = atomic_load_explicit(&every, memory_order_relaxed);
+
+	if (n < 0) {
+		const char *e = getenv("UDC_REFUSE_EVERY");
+		n = e ? atoi(e) : 0;
+		atomic_store_explicit(&every, n, memory_order_relaxed);
+	}
+	return n > 0 && ++charges % (unsigned)n == 0 && !shrink_lock_mine(c->shrink);
+}
+#endif
+
 static bool held_charge(struct udc_cache *c, size_t bytes, bool holding)
 {
 	/* relaxed: a count (see Ordering); the CAS makes the check and the
@@ -131,6 +158,10 @@ static bool held_charge(struct udc_cache *c, size_t bytes, bool holding)
 		apart += HOLD_BATCHES * slab_batch_bytes();
 	if (tls_bounded)
 		apart += slab_page_size(c->slabs[ENT_POSITIVE]);
+#if UDC_DEBUG
+	if (tls_bounded && refuse_injected(c))
+		return false;
+#endif
 	do {
 		if (held + apart + bytes > ceiling)
 			return false;

@@ -759,6 +759,11 @@ static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enoug
 	udc_mutex_unlock(&sh->lock);
 }
 
+bool shrink_lock_mine(struct shrink *sh)
+{
+	return lock_held(&sh->lock);
+}
+
 void shrink_make_room(struct shrink *sh)
 {
 	udc_assert(!rcu_read_ongoing());   /* its pass waits for grace periods */

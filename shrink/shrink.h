@@ -83,6 +83,9 @@ void shrink_after_dir_call(struct shrink *sh);
  * as a throttled call does.  Outside a read-side section, with no lock of
  * the cache held. */
 void shrink_make_room(struct shrink *sh);
+/* Debug builds: does the calling thread hold shrink_lock?  (Always true
+ * in release builds, as lock_held.) */
+bool shrink_lock_mine(struct shrink *sh);
 /* A name was dropped (pages may be sparse now: compaction). */
 void shrink_after_drop(struct shrink *sh);
 /* Directories were forgotten (shrink_dir_forgotten) and the caller holds
