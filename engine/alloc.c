@@ -90,32 +90,15 @@ static void *alloc_counted(_Atomic size_t *bytes, size_t size, size_t align)
 /* the bound at allocation */
 
 /* Set while a call allocates what it adds (entry_alloc,
- * bounded_slab_alloc): its charges stop short of the bound (held_charge). */
-static __thread bool tls_bounded;
+ * bounded_slab_alloc): its charges stop short of the bound (held_charge),
+ * by an entry page and the reserve (CALL), on its last try by the
+ * reserve only (CALL_LAST), as the rest do. */
+enum bound_depth { BOUND_NONE, BOUND_CALL, BOUND_CALL_LAST };
+static __thread uint8_t tls_bounded;
 
 #define ROOM_ROUNDS 4    /* a refused allocation's reclaims, then -ENOMEM */
 #define HOLD_BATCHES 4   /* the reserve of reclaim's held batches (held_charge) */
 
-/*
- * Count @bytes more in bytes_held if bytes_used stays within limit +
- * slack; else false, nothing counted.  The check and the count are one
- * compare-and-swap on bytes_held, the counter every charge goes through
- * (the slabs' pages and batches, mem_alloc, the tables' growth), so that
- * allocations in flight at once cannot pass the bound together: checked
- * only after each call's allocation, 32 threads at the least limit went
- * 24 KB past it, each call in flight having opened a page.
- *
- * Three depths.  A call's new objects (tls_bounded) stop an entry page
- * and the reserve short of the bound: they make room and retry
- * (bounded_retry).  The rest (reclaim's moves, what is allocated under a
- * lock: directory extensions, free batches, a table's growth) stops the
- * reserve short, and gives up instead (an entry evicted rather than
- * moved, a free that waits for its grace period, a growth skipped).
- * The reserve is for the batches of reclaim's own frees (@holding, the
- * slabs' slab_hold), which its end gives back: refused, each of its
- * frees would wait for a grace period.  While the cache is made
- * (c->shrink not yet set), nothing is refused.
- */
 #if UDC_DEBUG
 /*
  * Debug builds: UDC_REFUSE_EVERY=N in the environment refuses every N-th
@@ -142,6 +125,30 @@ static bool refuse_injected(struct udc_cache *c)
 }
 #endif
 
+/*
+ * Count @bytes more in bytes_held if bytes_used stays within limit +
+ * slack; else false, nothing counted.  The check and the count are one
+ * compare-and-swap on bytes_held, the counter every charge goes through
+ * (the slabs' pages and batches, mem_alloc, the tables' growth), so that
+ * allocations in flight at once cannot pass the bound together: checked
+ * only after each call's allocation, 32 threads at the least limit went
+ * 24 KB past it, each call in flight having opened a page.
+ *
+ * Three depths.  A call's new objects (tls_bounded) stop an entry page
+ * and the reserve short of the bound: they make room and retry
+ * (bounded_retry), the last try the reserve short only (64 threads at
+ * the least limit hold more than the slack in what reclaim cannot give
+ * back: their statistics, open pages, the ghosts; some adds failed after
+ * four rounds that found nothing to evict).  The rest (reclaim's moves, what is allocated under a
+ * lock: directory extensions, free batches, a table's growth) stops the
+ * reserve short, and gives up instead (an entry evicted rather than
+ * moved, a free that waits for its grace period, a growth skipped).
+ * The reserve is for the batches of reclaim's own frees (@holding, the
+ * slabs' slab_hold), which its end gives back: refused, each of its
+ * frees would wait for a grace period.  While the cache is made
+ * (c->shrink not yet set), nothing is refused.
+ */
+
 static bool held_charge(struct udc_cache *c, size_t bytes, bool holding)
 {
 	/* relaxed: a count (see Ordering); the CAS makes the check and the
@@ -156,10 +163,10 @@ static bool held_charge(struct udc_cache *c, size_t bytes, bool holding)
 
 	if (!holding)
 		apart += HOLD_BATCHES * slab_batch_bytes();
-	if (tls_bounded)
+	if (tls_bounded == BOUND_CALL)
 		apart += slab_page_size(c->slabs[ENT_POSITIVE]);
 #if UDC_DEBUG
-	if (tls_bounded && refuse_injected(c))
+	if (tls_bounded != BOUND_NONE && refuse_injected(c))
 		return false;
 #endif
 	do {
@@ -206,9 +213,9 @@ void *bounded_slab_alloc(struct udc_cache *c, struct slab *s, unsigned cls)
 
 	udc_assert(!rcu_read_ongoing());   /* it may wait for reclaim (bounded_retry) */
 	do {
-		tls_bounded = true;
+		tls_bounded = round < ROOM_ROUNDS ? BOUND_CALL : BOUND_CALL_LAST;
 		obj = slab_alloc(s, cls);
-		tls_bounded = false;
+		tls_bounded = BOUND_NONE;
 	} while (bounded_retry(c, obj, &round));
 	return obj;
 }
@@ -462,9 +469,9 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 
 	udc_assert(!rcu_read_ongoing());   /* it may wait for reclaim (bounded_retry) */
 	do {
-		tls_bounded = true;
+		tls_bounded = round < ROOM_ROUNDS ? BOUND_CALL : BOUND_CALL_LAST;
 		e = entry_alloc_once(c, kind, name, len, hash, x);
-		tls_bounded = false;
+		tls_bounded = BOUND_NONE;
 	} while (bounded_retry(c, e, &round));
 	return e;
 }

@@ -497,6 +497,11 @@ struct slab *cache_slab(struct udc_cache *c, enum entry_kind kind)
 	return c->slabs[kind];
 }
 
+struct slab *cache_dir_slab(struct udc_cache *c)
+{
+	return c->dir_slab;
+}
+
 /* The estimates: what the threads hold back (entry_count) is left out,
  * so either may read below 0 for a moment. */
 size_t cache_entry_bytes(struct udc_cache *c)

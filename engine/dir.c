@@ -318,13 +318,15 @@ void dir_put(struct udc_cache *c, struct udc_dir *d)
 /* ------------------------------------------------------------------ */
 /* the extension */
 
-struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d)
+struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d, bool call)
 {
 	struct dir_ext *x = dir_ext_rcu(d);
 
 	if (x)
 		return x;
-	x = slab_alloc(c->dir_slab, DIR_EXT_CLASS);   /* zeroed: no parent, no listing */
+	/* zeroed: no parent, no listing */
+	x = call ? bounded_slab_alloc(c, c->dir_slab, DIR_EXT_CLASS) :
+		   slab_alloc(c->dir_slab, DIR_EXT_CLASS);
 	if (!x)
 		return NULL;
 	atomic_init(&x->epoch, epoch_next(c));
@@ -355,7 +357,7 @@ void dir_drop_note(struct udc_dir *d)
 
 int dir_fill_begin(struct udc_cache *c, struct udc_dir *d, struct udc_fill *fill)
 {
-	struct dir_ext *x = dir_ext_get(c, d);
+	struct dir_ext *x = dir_ext_get(c, d, true);
 
 	if (!x)
 		return -ENOMEM;
@@ -427,9 +429,9 @@ int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_f
 
 /* The stamp of a record naming p: its epoch (its extension made if need
  * be), or 0 when there is no room for one: nothing can be recorded then. */
-static uint64_t stamp_of(struct udc_cache *c, struct udc_dir *p)
+static uint64_t stamp_of(struct udc_cache *c, struct udc_dir *p, bool call)
 {
-	struct dir_ext *x = dir_ext_get(c, p);
+	struct dir_ext *x = dir_ext_get(c, p, call);
 
 	/* seq_cst: read before dotdot_moves in dir_parent_learn (Ordering, "..") */
 	return x ? atomic_load(&x->epoch) : 0;
@@ -484,10 +486,12 @@ static void parent_store_locked(struct udc_cache *c, struct dir_ext *x, struct u
 }
 
 /* child's record set to parent (NULL: unknown) in its extension @x: 0,
- * or -ENOMEM (no room for the parent's extension: recorded unknown). */
-static int parent_set_ext(struct udc_cache *c, struct dir_ext *x, struct udc_dir *parent)
+ * or -ENOMEM (no room for the parent's extension: recorded unknown).
+ * @call: as dir_ext_get's. */
+static int parent_set_ext(struct udc_cache *c, struct dir_ext *x, struct udc_dir *parent,
+			  bool call)
 {
-	uint64_t stamp = parent ? stamp_of(c, parent) : 0;
+	uint64_t stamp = parent ? stamp_of(c, parent, call) : 0;
 
 	udc_spin_lock(&x->lock);
 	parent_store_locked(c, x, parent, stamp);
@@ -498,10 +502,10 @@ static int parent_set_ext(struct udc_cache *c, struct dir_ext *x, struct udc_dir
 int dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent)
 {
 	/* A child with no extension has no record to forget. */
-	struct dir_ext *x = parent ? dir_ext_get(c, child) : dir_ext_rcu(child);
+	struct dir_ext *x = parent ? dir_ext_get(c, child, true) : dir_ext_rcu(child);
 
 	if (x)
-		return parent_set_ext(c, x, parent);
+		return parent_set_ext(c, x, parent, true);
 	return parent ? -ENOMEM : 0;
 }
 
@@ -521,7 +525,7 @@ void dir_parent_move(struct udc_cache *c, struct udc_dir *child, struct udc_dir 
 	struct dir_ext *x = dir_ext_rcu(child);
 
 	if (x)
-		(void)parent_set_ext(c, x, parent);   /* out of memory: unknown, asked again */
+		(void)parent_set_ext(c, x, parent, false);   /* no room: unknown, asked again */
 }
 
 void dir_learn(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent,
@@ -554,7 +558,7 @@ void dir_parent_forget_if(struct udc_cache *c, struct udc_dir *child, udc_ino in
 
 int dir_parent_snap(struct udc_cache *c, struct udc_dir *d, struct dotdot_snap *snap)
 {
-	struct dir_ext *x = dir_ext_get(c, d);   /* the answer will be recorded there */
+	struct dir_ext *x = dir_ext_get(c, d, true);   /* the answer will be recorded there */
 
 	if (!x)
 		return -ENOMEM;
@@ -572,7 +576,7 @@ bool dir_parent_learn(struct udc_cache *c, struct udc_dir *d, struct udc_dir *pa
 		      const struct dotdot_snap *snap)
 {
 	struct dir_ext *x = dir_ext_rcu(d);   /* made by dir_parent_snap */
-	uint64_t stamp = stamp_of(c, parent);   /* before dotdot_moves: see Ordering, ".." */
+	uint64_t stamp = stamp_of(c, parent, true);   /* before dotdot_moves: see Ordering, ".." */
 	bool same;
 
 	udc_spin_lock(&x->lock);
@@ -667,7 +671,7 @@ void dir_bump_gen(struct udc_cache *c, struct udc_dir *d)
 	/* relaxed, all: see above; our pin is one of the references */
 	int64_t stale = (int64_t)atomic_load_explicit(&d->refs, memory_order_relaxed) - 1 -
 			atomic_load_explicit(&d->nr_positive, memory_order_relaxed);
-	struct dir_ext *x = stale > 0 ? dir_ext_get(c, d) : dir_ext_rcu(d);
+	struct dir_ext *x = stale > 0 ? dir_ext_get(c, d, false) : dir_ext_rcu(d);
 	if (x)
 		atomic_store_explicit(&x->stale_negatives, stale > 0 ? (uint32_t)stale : 0,
 				      memory_order_relaxed);

@@ -43,6 +43,7 @@ struct entry_key {
 
 /* ---- the cache ---- */
 struct slab *cache_slab(struct udc_cache *c, enum entry_kind kind);   /* the kind's entries */
+struct slab *cache_dir_slab(struct udc_cache *c);   /* directory objects (its spare pages) */
 size_t cache_bytes_used(struct udc_cache *c);   /* bytes_used, hash buckets included */
 size_t cache_entry_bytes(struct udc_cache *c);  /* slots of the entries in the table */
 int64_t cache_nr_entries(struct udc_cache *c);

@@ -836,8 +836,10 @@ static inline struct dir_ext *dir_ext_rcu(struct udc_dir *d)
 	/* acquire: pairs with dir_ext_get's CAS (the extension's fields) */
 	return atomic_load_explicit(&d->ext, memory_order_acquire);
 }
-/* d's extension, made if it has none (d pinned): NULL on ENOMEM. */
-struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d);
+/* d's extension, made if it has none (d pinned): NULL on ENOMEM.  @call:
+ * for a call holding no lock, which may wait for room (bounded_slab_alloc);
+ * else (under a lock) made only within the bound's reserve. */
+struct dir_ext *dir_ext_get(struct udc_cache *c, struct udc_dir *d, bool call);
 /* The directory slab (udc_create, udc_destroy after dir_free_all). */
 int dir_slab_create(struct udc_cache *c);
 void dir_slab_destroy(struct udc_cache *c);
@@ -914,7 +916,8 @@ int dir_fill_complete(struct udc_cache *c, struct udc_dir *d, const struct udc_f
  * (engine/dir.c).  Every writer holds x->lock and bumps parent_seq.
  */
 /* child's parent is now @parent (pinned), or unknown (NULL). */
-/* 0, or -ENOMEM (setting one: no room for an extension; recorded unknown). */
+/* 0, or -ENOMEM (setting one: no room for an extension; recorded unknown).
+ * Setting one, no lock held: it may wait for room (dir_ext_get). */
 int dir_parent_set(struct udc_cache *c, struct udc_dir *child, struct udc_dir *parent);
 /* child's record, if it has one, now names @parent (pinned; NULL: unknown,
  * as when there is no room for @parent's extension). */
@@ -950,7 +953,8 @@ void dir_free_all(struct udc_cache *c);
 /* ---- engine/listing.c: a directory's positives in a stable order ----
  * (udc_readdir).  Listed positives (POS_LISTED) are linked under their
  * stripe: published, moved, unpublished. */
-/* Make d's listing if it has none (a fill begins): false if out of memory. */
+/* Make d's listing if it has none (a fill begins): false if out of memory.
+ * No lock held: it may wait for room (dir_ext_get). */
 bool listing_make(struct udc_cache *c, struct udc_dir *d);
 /* Should a new positive of d be listed (d has a listing and is filling or
  * complete)?  Decided at allocation: the entry's size depends on it. */

@@ -90,7 +90,7 @@ static struct entry_kid *kid_of(struct udc_entry *e)
 
 bool listing_make(struct udc_cache *c, struct udc_dir *d)
 {
-	struct dir_ext *x = dir_ext_get(c, d);   /* the listing's place */
+	struct dir_ext *x = dir_ext_get(c, d, true);   /* the listing's place */
 
 	if (!x)
 		return false;

@@ -788,7 +788,10 @@ struct udc_stats {
 	                                * probation (half of limit / 64; client 0
 	                                * has none) */
 	uint64_t bytes_slack;          /* the overshoot allowed: bytes_used <=
-	                                * bytes_limit + bytes_slack at every moment
+	                                * bytes_limit + bytes_slack at every moment,
+	                                * however many threads call (but while
+	                                * udc_set_memory_limit() lowers the limit,
+	                                * until its reclaim has made the room)
 	                                * (1% of the limit, or 4% of it between
 	                                * 16 KiB and 1 MiB, the larger) */
 	uint64_t resident_bytes;       /* the entries' pages and the hash tables'

@@ -221,6 +221,9 @@ static void spares_trim(struct shrink *sh, bool all)
 {
 	slab_trim(cache_slab(sh->c, ENT_NEGATIVE), all);
 	slab_trim(cache_slab(sh->c, ENT_POSITIVE), all);
+	/* (its 4 spare pages are 16 KiB, the least limit's whole slack: a
+	 * call that needed room waited for nothing with them kept) */
+	slab_trim(cache_dir_slab(sh->c), all);
 }
 
 /* Garbage for the worker: more than a few inline batches' worth (relaxed:
