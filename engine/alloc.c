@@ -139,16 +139,15 @@ static bool refuse_injected(struct udc_cache *c)
  * (bounded_retry), the last try the reserve short only (64 threads at
  * the least limit hold more than the slack in what reclaim cannot give
  * back: their statistics, open pages, the ghosts; some adds failed after
- * four rounds that found nothing to evict).  The rest (reclaim's moves, what is allocated under a
- * lock: directory extensions, free batches, a table's growth) stops the
- * reserve short, and gives up instead (an entry evicted rather than
- * moved, a free that waits for its grace period, a growth skipped).
- * The reserve is for the batches of reclaim's own frees (@holding, the
- * slabs' slab_hold), which its end gives back: refused, each of its
- * frees would wait for a grace period.  While the cache is made
- * (c->shrink not yet set), nothing is refused.
+ * four rounds that found nothing to evict).  The rest (reclaim's moves,
+ * what is allocated under a lock: directory extensions, free batches, a
+ * table's growth) stops the reserve short, and gives up instead (an
+ * entry evicted rather than moved, a free that waits for its grace
+ * period, a growth skipped).  The reserve is for the batches of
+ * reclaim's own frees (@holding, the slabs' slab_hold), which its end
+ * gives back: refused, each of its frees would wait for a grace period.
+ * While the cache is made (c->shrink not yet set), nothing is refused.
  */
-
 static bool held_charge(struct udc_cache *c, size_t bytes, bool holding)
 {
 	/* relaxed: a count (see Ordering); the CAS makes the check and the
