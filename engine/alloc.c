@@ -8,7 +8,8 @@
  * pages and RCU batches are counted there too (bytes_charge, their
  * slab_config.charge).  And the bound at allocation: a charge that would
  * take bytes_used past limit + slack is refused (held_charge), and a
- * call's new objects make room and retry (entry_alloc, bounded_slab_alloc).  Entries are
+ * call's new objects make room and retry (entry_alloc,
+ * bounded_slab_alloc).  Entries are
  * allocated here (entry_alloc) and freed here, either at once when no
  * reader can hold them or after an RCU grace period, in batches of
  * FREE_BATCH with one rcu_head per batch instead of one per entry.
@@ -187,11 +188,18 @@ bool bytes_charge(void *arg, long bytes, bool holding)
 	return true;
 }
 
+/* A bounded allocation's try number @round begins (bounded_retry ends it). */
+static void bounded_try(unsigned round)
+{
+	tls_bounded = round < ROOM_ROUNDS ? BOUND_CALL : BOUND_CALL_LAST;
+}
+
 /* After a bounded allocation (@got: its result): true if it is to be
  * tried again, reclaim having made room (shrink_make_room); false to
  * return @got, NULL with errno ENOMEM once ROOM_ROUNDS did not do. */
 static bool bounded_retry(struct udc_cache *c, const void *got, unsigned *round)
 {
+	tls_bounded = BOUND_NONE;
 	if (got || errno != ENOBUFS)
 		return false;
 	if ((*round)++ == ROOM_ROUNDS) {
@@ -212,9 +220,8 @@ void *bounded_slab_alloc(struct udc_cache *c, struct slab *s, unsigned cls)
 
 	udc_assert(!rcu_read_ongoing());   /* it may wait for reclaim (bounded_retry) */
 	do {
-		tls_bounded = round < ROOM_ROUNDS ? BOUND_CALL : BOUND_CALL_LAST;
+		bounded_try(round);
 		obj = slab_alloc(s, cls);
-		tls_bounded = BOUND_NONE;
 	} while (bounded_retry(c, obj, &round));
 	return obj;
 }
@@ -231,14 +238,12 @@ static void free_counted(_Atomic size_t *bytes, void *p, size_t size, size_t ali
 #endif
 }
 
-/* mem_alloc's and the like: charged first (held_charge), unless @over. */
-static void *held_alloc(struct udc_cache *c, size_t size, size_t align, bool over)
+/* mem_alloc's and mem_alloc_line's: charged first (held_charge). */
+static void *held_alloc(struct udc_cache *c, size_t size, size_t align)
 {
 	size_t real = real_size(size, align);
 
-	if (over) {   /* relaxed: a count */
-		atomic_fetch_add_explicit(&c->bytes_held, real, memory_order_relaxed);
-	} else if (!held_charge(c, real, false)) {
+	if (!held_charge(c, real, false)) {
 		errno = ENOBUFS;
 		return NULL;
 	}
@@ -253,17 +258,17 @@ static void *held_alloc(struct udc_cache *c, size_t size, size_t align, bool ove
 
 void *mem_alloc(struct udc_cache *c, size_t size)
 {
-	return held_alloc(c, size, 16, false);
+	return held_alloc(c, size, 16);
 }
 
 void *mem_alloc_over(struct udc_cache *c, size_t size)
 {
-	return held_alloc(c, size, 16, true);
+	return alloc_counted(&c->bytes_held, size, 16);   /* counted, never refused */
 }
 
 void *mem_alloc_line(struct udc_cache *c, size_t size)
 {
-	return held_alloc(c, size, UDC_CACHELINE, false);
+	return held_alloc(c, size, UDC_CACHELINE);
 }
 
 /* The cache struct itself: counted into *bytes before the cache exists. */
@@ -468,9 +473,8 @@ struct udc_entry *entry_alloc(struct udc_cache *c, enum entry_kind kind, const c
 
 	udc_assert(!rcu_read_ongoing());   /* it may wait for reclaim (bounded_retry) */
 	do {
-		tls_bounded = round < ROOM_ROUNDS ? BOUND_CALL : BOUND_CALL_LAST;
+		bounded_try(round);
 		e = entry_alloc_once(c, kind, name, len, hash, x);
-		tls_bounded = BOUND_NONE;
 	} while (bounded_retry(c, e, &round));
 	return e;
 }

@@ -231,6 +231,19 @@ struct slab {
 	struct slab_class cls[SLAB_MAX_CLASSES];
 };
 
+/* The owner's charge (slab_config.charge) for @bytes taken: false if it
+ * refused them (no charge: always true); and the bytes given back. */
+static inline bool slab_charge(struct slab *s, size_t bytes, bool holding)
+{
+	return !s->charge || s->charge(s->charge_arg, (long)bytes, holding);
+}
+
+static inline void slab_uncharge(struct slab *s, size_t bytes)
+{
+	if (s->charge)
+		s->charge(s->charge_arg, -(long)bytes, false);
+}
+
 /* slab.c: true while this thread runs slab_compact (refill policy). */
 extern __thread bool slab_tls_compacting;
 /* slab.c: while slab_hold_end frees, the pages it empties are chained here

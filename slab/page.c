@@ -246,8 +246,7 @@ void slab_page_free_mem(struct slab *s, struct slab_page *p)
 {
 	SLAB_UNPOISON(p, s->page_size);
 	page_mem_free(s, p);
-	if (s->charge)
-		s->charge(s->charge_arg, -(long)s->page_size, false);
+	slab_uncharge(s, s->page_size);
 	atomic_fetch_sub_explicit(&s->nr_pages, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->pages_returned, 1, memory_order_relaxed);
 }
@@ -281,14 +280,13 @@ struct slab_page *slab_page_new(struct slab_class *c, struct slab_cpu *owner)
 	struct slab_page *p = page_take_retained(s);
 
 	if (!p) {
-		if (s->charge && !s->charge(s->charge_arg, (long)s->page_size, false)) {
+		if (!slab_charge(s, s->page_size, false)) {
 			errno = ENOBUFS;
 			return NULL;
 		}
 		p = page_mem_alloc(s);
 		if (!p) {
-			if (s->charge)
-				s->charge(s->charge_arg, -(long)s->page_size, false);
+			slab_uncharge(s, s->page_size);
 			errno = ENOMEM;
 			return NULL;
 		}

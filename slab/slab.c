@@ -605,8 +605,7 @@ static void batch_delete(struct slab *s, struct slab_batch *b)
 {
 	atomic_fetch_sub_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 	free(b);
-	if (s->charge)
-		s->charge(s->charge_arg, -(long)sizeof(*b), false);
+	slab_uncharge(s, sizeof(*b));
 }
 
 static void batch_free(struct slab_batch *b)
@@ -640,14 +639,14 @@ RCU_PENDING_CALLBACK(batch_free_rcu, struct slab_batch, rcu, slab->rcu_pending, 
  */
 static struct slab_batch *batch_new(struct slab *s, bool holding)
 {
-	if (s->charge && !s->charge(s->charge_arg, sizeof(struct slab_batch), holding)) {
+	if (!slab_charge(s, sizeof(struct slab_batch), holding)) {
 		errno = ENOBUFS;
 		return NULL;
 	}
 	struct slab_batch *b = malloc(sizeof(*b));
 
-	if (!b && s->charge)
-		s->charge(s->charge_arg, -(long)sizeof(*b), false);
+	if (!b)
+		slab_uncharge(s, sizeof(*b));
 	if (b) {
 		atomic_fetch_add_explicit(&s->meta_bytes, sizeof(*b), memory_order_relaxed);
 		b->slab = s;
@@ -883,11 +882,11 @@ int slab_protect_pages(struct slab *s, int prot)
 
 size_t slab_meta_bytes(struct slab *s)
 {
+	if (s->charge)
+		return s->fixed_bytes;   /* the batches are the owner's count */
 	/* relaxed: a counter for limits and stats */
 	int64_t meta = atomic_load_explicit(&s->meta_bytes, memory_order_relaxed);
 
-	if (s->charge)
-		return s->fixed_bytes;   /* the batches are the owner's count */
 	return meta > 0 ? (size_t)meta : 0;
 }
 
