@@ -16,6 +16,7 @@
 
 #include "common/prng.h"
 #include "common/tcache.h"
+#include "common/trcu_stall.h"
 #include "engine/internal.h"
 #include "shrink/internal.h"   /* compact_all */
 
@@ -304,46 +305,6 @@ Test(compaction, stale_entries_are_dropped_not_moved)
 	udc_destroy(c);
 }
 
-/* A callback that holds the call_rcu thread until released: the frees
- * queued behind it wait, as on a machine whose call_rcu thread is starved. */
-struct rcu_stall {
-	struct rcu_head rcu;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool running, released;
-};
-
-static struct rcu_stall stall = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-
-static void stall_cb(struct rcu_head *h)
-{
-	(void)h;
-	pthread_mutex_lock(&stall.lock);
-	stall.running = true;
-	pthread_cond_broadcast(&stall.cond);
-	while (!stall.released)
-		pthread_cond_wait(&stall.cond, &stall.lock);
-	pthread_mutex_unlock(&stall.lock);
-}
-
-static void stall_begin(void)
-{
-	stall.running = stall.released = false;
-	call_rcu(&stall.rcu, stall_cb);
-	pthread_mutex_lock(&stall.lock);
-	while (!stall.running)
-		pthread_cond_wait(&stall.cond, &stall.lock);
-	pthread_mutex_unlock(&stall.lock);
-}
-
-static void stall_end(void)
-{
-	pthread_mutex_lock(&stall.lock);
-	stall.released = true;
-	pthread_cond_broadcast(&stall.cond);
-	pthread_mutex_unlock(&stall.lock);
-}
-
 /*
  * Bytes waiting for their grace period are not fragmentation: no move
  * gives them back sooner.  With the call_rcu thread held, a churn that
@@ -361,7 +322,7 @@ Test(compaction, frees_that_wait_are_not_fragmentation)
 	cp_fill(c, kept);
 	cp_settle(c);
 	uint64_t moved0 = tc_stats(c).entries_moved;
-	stall_begin();
+	tc_rcu_stall_begin();
 	for (unsigned i = 0; i < cycles; i++) {
 		size_t len = (size_t)snprintf(nm, sizeof(nm), "churn-%u", i);
 		struct udc_attr a = tc_attr(900000 + i, UDC_TYPE_REG, i);
@@ -370,7 +331,7 @@ Test(compaction, frees_that_wait_are_not_fragmentation)
 			cr_assert_eq(udc_remove(c, 7, nm, len), 0);
 	}
 	uint64_t moved = tc_stats(c).entries_moved - moved0;
-	stall_end();
+	tc_rcu_stall_end();
 	fprintf(stderr, "frees held back: %llu entries moved in %u add/remove cycles\n",
 		(unsigned long long)moved, cycles);
 	cr_assert_leq(moved, cycles / 1000, "%llu entries moved while their pages waited",
@@ -418,7 +379,7 @@ Test(compaction, a_batch_resumes_a_page_where_the_last_one_stopped)
 	cp_settle(c);
 
 	uint64_t moved0 = tc_stats(c).entries_moved;
-	stall_begin();
+	tc_rcu_stall_begin();
 	for (unsigned i = 0; i < sparse; i++)
 		cp_op(c, 8, "b", i, false);
 	unsigned survivors = 0;
@@ -433,7 +394,7 @@ Test(compaction, a_batch_resumes_a_page_where_the_last_one_stopped)
 		cp_op(c, 9, "t", i, true);
 	}
 	uint64_t moved = tc_stats(c).entries_moved - moved0;
-	stall_end();
+	tc_rcu_stall_end();
 	fprintf(stderr, "frees held back: %llu of %u survivors moved out of sparse pages\n",
 		(unsigned long long)moved, survivors);
 	cr_assert_geq(moved, survivors * 3 / 4, "%llu of %u survivors moved",
@@ -487,7 +448,7 @@ Test(compaction, work_follows_progress_with_frees_held, .timeout = 300)
 	prng_init(&p, seed);
 	for (unsigned ph = 0; ph < phases; ph++) {
 		if (ph % 2)
-			stall_begin();
+			tc_rcu_stall_begin();
 		for (unsigned k = 0; k < ops; k++) {
 			if (prng_below(&p, 1000) == 0) {   /* a mass removal: a run of names */
 				unsigned from = (unsigned)prng_below(&p, n - run);
@@ -503,7 +464,7 @@ Test(compaction, work_follows_progress_with_frees_held, .timeout = 300)
 			in[i] = !in[i];
 		}
 		if (ph % 2)
-			stall_end();
+			tc_rcu_stall_end();
 	}
 	uint64_t moved, kept;
 	cp_relocations(c, &moved, &kept);
