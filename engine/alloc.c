@@ -512,7 +512,10 @@ static void free_batch_release(struct free_batch *b)
 
 RCU_PENDING_CALLBACK(free_batch_rcu, struct free_batch, rcu, cache->rcu_pending, free_batch_release)
 
-/* Hand batch @b to call_rcu, its bytes counted until it runs. */
+/* Hand batch @b to call_rcu, its bytes counted until it runs; in a slab
+ * hold (a reclaim pass), to the hold: it runs when the hold ends, and the
+ * pages it empties are back with the pass's, not after call_rcu's thread
+ * (which naps 10 ms between batches, and a throttled call waited for it). */
 static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 {
 	for (unsigned i = 0; i < b->n; i++)
@@ -520,7 +523,7 @@ static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 	/* relaxed: a size (entry_frees_queued) */
 	atomic_fetch_add_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
 	rcu_pending_add(&c->rcu_pending);
-	call_rcu(&b->rcu, free_batch_rcu);
+	slab_call_rcu(&b->rcu, free_batch_rcu);
 }
 
 /* Take the pending batch, if any, with free_lock held. */
@@ -572,7 +575,7 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 
 	if (!full)
 		return;
-	if (slab_landing(c->slabs[e->kind]) && !rcu_read_ongoing()) {
+	if (!slab_holding() && slab_landing(c->slabs[e->kind]) && !rcu_read_ongoing()) {
 		/* Memory is wanted: the batch lands here, as the slab's do
 		 * (slab_set_landing), not through call_rcu's thread. */
 		int cs = cancel_hold();   /* the caller may hold a stripe */
@@ -584,8 +587,22 @@ void entry_free_deferred(struct udc_cache *c, struct udc_entry *e)
 	free_batch_queue(c, full);
 }
 
+/*
+ * The frees waiting in the slots' batches and the pending batch, to
+ * call_rcu; in a hold, to the hold; and while memory is wanted (landing),
+ * landed here in a hold of their own, pages included: a compaction batch's
+ * moved-from copies went to call_rcu, and a throttled call then waited for
+ * its queue (reclaim_evict).
+ */
 void entry_free_flush(struct udc_cache *c)
 {
+	bool land = !slab_holding() && slab_landing(c->slabs[ENT_POSITIVE]) && !rcu_read_ongoing();
+	int cs = 0;
+
+	if (land) {
+		cs = cancel_hold();   /* the caller may hold shrink_lock */
+		slab_hold_begin();
+	}
 	slab_rcu_flush_own(c->slabs[ENT_NEGATIVE]);
 	slab_rcu_flush_own(c->slabs[ENT_POSITIVE]);
 	/* and the reaper's: left in their slots, its frees waited for 62
@@ -598,6 +615,10 @@ void entry_free_flush(struct udc_cache *c)
 
 	if (b)
 		free_batch_queue(c, b);
+	if (land) {
+		slab_hold_end();
+		cancel_release(cs);
+	}
 }
 
 size_t entry_frees_queued(struct udc_cache *c)

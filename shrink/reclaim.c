@@ -752,6 +752,12 @@ static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enoug
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > evict_past; round++) {
 		size_t want = used - limit + slack / 4;
 		reclaim_evict(sh, want, want, UDC_PROBE_RECLAIM_THROTTLE);
+		/* The pages the eviction emptied went to the spares: they go
+		 * back before the call would wait for call_rcu's queue (twice,
+		 * 10 ms naps: a trickle at 256 KiB with the thread made 6,500
+		 * calls a second, 1.35 M without it; BENCHMARKS.md, issue 14,
+		 * stop 43). */
+		spares_trim(sh, true);
 		used = reclaim_used(sh);
 		if (used <= enough)
 			break;

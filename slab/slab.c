@@ -768,6 +768,11 @@ bool slab_hold_flush(void)
 	return true;
 }
 
+bool slab_holding(void)
+{
+	return tls_holding;
+}
+
 void slab_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
 {
 	if (!tls_holding) {
@@ -786,12 +791,14 @@ void slab_hold_end(void)
 	if (!tls_held && !tls_calls)
 		return;
 	synchronize_rcu();   /* (d): every reader that could find the objects is done */
+	/* The pages the callbacks' frees empty (directory objects, the
+	 * owner's batches of entries) are captured as the batches' are. */
+	slab_tls_capturing = true;
 	while (tls_calls) {
 		struct rcu_head *head = tls_calls;
 		tls_calls = (struct rcu_head *)head->next.next;
 		head->func(head);
 	}
-	slab_tls_capturing = true;
 	while (tls_held) {
 		struct slab_batch *b = tls_held;
 		tls_held = b->held_next;

@@ -228,14 +228,18 @@ void slab_rcu_flush_own(struct slab *s);
  */
 void slab_hold_begin(void);
 void slab_hold_end(void);
+/* Whether this thread is inside a hold. */
+bool slab_holding(void);
 /* Inside a hold: land what it kept so far and hold on (true); else false. */
 bool slab_hold_flush(void);
 /*
  * call_rcu(@head, @fn), or inside a hold, @fn(@head) run by slab_hold_end
- * after its first grace period: for the other objects a reclaim pass
- * frees (directory objects), so that their memory is back when the pass
- * ends too (through call_rcu, up to 3,000 dead directories, 384 KB, were
- * waiting at a 1 MiB limit, and reclaim evicted entries for them).
+ * after its first grace period, and the pages its frees empty released
+ * after the second: for the other objects a reclaim pass frees (directory
+ * objects, the owner's batches of entries), so that their memory is back
+ * when the pass ends too (through call_rcu, up to 3,000 dead directories,
+ * 384 KB, were waiting at a 1 MiB limit, and reclaim evicted entries for
+ * them).
  */
 void slab_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 
