@@ -23,15 +23,20 @@
  * here; an entry with its name apart goes through this file's own
  * batches so that both are freed after the same grace period.  While the
  * slabs are landing (shrink/: memory wanted), a full batch is freed by
- * the call that filled it, after its own synchronize_rcu; otherwise it
- * goes to call_rcu, its bytes counted in frees_queued until it runs.  In sanitizer builds the libc allocator
+ * the call that filled it, after its own synchronize_rcu; inside a slab
+ * hold (a reclaim pass) it joins the hold; otherwise it goes to call_rcu,
+ * its bytes counted in frees_queued until it runs, and listed on
+ * frees_flight, where a caller that needs the memory takes it and frees
+ * it after a grace period of its own (entry_frees_land) rather than wait
+ * for call_rcu's thread.  In sanitizer builds the libc allocator
  * (the sanitizer's) is used for the jemalloc part, and slab poisons free
  * objects, so that ASan sees every bound and every use after free.
  *
  * Locking:
- *   free_lock (a spinlock, leaf) protects cache->free_pending.  It may be
- *   taken under a stripe lock.  entry_frees_wait's mark has a lock of its
- *   own (leaf), shared with the call_rcu thread only.
+ *   free_lock (a spinlock, leaf) protects cache->free_pending,
+ *   cache->frees_flight and the batches' taken flag.  It may be taken
+ *   under a stripe lock.  entry_frees_wait's mark has a lock of its own
+ *   (leaf), shared with the call_rcu thread only.
  *
  * Ordering:
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
@@ -49,6 +54,12 @@
  *   so does a landing caller's synchronize_rcu.
  *   entry_frees_wait: a call_rcu thread runs its queue in order, and the
  *   mark's lock orders its callbacks' frees before the waiter's return.
+ *   entry_frees_land: a batch on frees_flight was queued after its
+ *   entries were unpublished, and the lander's grace period (its hold's
+ *   end) starts after it took the batch; the callback then sees it taken
+ *   (both under free_lock) and leaves the entries; the batch goes with
+ *   the last of the two references (an acq_rel decrement: the one
+ *   side's accesses before the other's free).
  */
 #include "engine/internal.h"
 
@@ -496,7 +507,8 @@ void entry_free_now(struct udc_cache *c, struct udc_entry *e)
 	slab_free_now(c->slabs[e->kind], e);
 }
 
-static void free_batch_release(struct free_batch *b)
+/* The entries of batch @b freed (their grace period is over); not @b. */
+static void free_batch_entries(struct free_batch *b)
 {
 	struct udc_cache *c = b->cache;
 
@@ -507,15 +519,59 @@ static void free_batch_release(struct free_batch *b)
 		slab_wait_note(c->slabs[e->kind], e, -1);   /* before the free: it may release the page */
 		entry_free_now(c, e);
 	}
-	mem_free(c, b, sizeof(*b));
 }
 
-RCU_PENDING_CALLBACK(free_batch_rcu, struct free_batch, rcu, cache->rcu_pending, free_batch_release)
+static void free_batch_release(struct free_batch *b)
+{
+	free_batch_entries(b);
+	mem_free(b->cache, b, sizeof(*b));
+}
 
-/* Hand batch @b to call_rcu, its bytes counted until it runs; in a slab
- * hold (a reclaim pass), to the hold: it runs when the hold ends, and the
- * pages it empties are back with the pass's, not after call_rcu's thread
- * (which naps 10 ms between batches, and a throttled call waited for it). */
+/* A reference to a taken batch dropped: the last one frees it.
+ * acq_rel: the lander's frees before the callback's, or the other way
+ * round (the callback touches nothing but the batch). */
+static void free_batch_taken_put(struct free_batch *b)
+{
+	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+		mem_free(b->cache, b, sizeof(*b));
+}
+
+/* The callback: the batch's entries freed, unless a lander took them. */
+static void free_batch_end(struct free_batch *b)
+{
+	struct udc_cache *c = b->cache;
+	bool taken = false;
+
+	if (b->flying) {
+		udc_spin_lock(&c->free_lock);
+		taken = b->taken;
+		if (!taken)
+			cds_list_del(&b->flight);
+		udc_spin_unlock(&c->free_lock);
+	}
+	if (taken)
+		free_batch_taken_put(b);
+	else
+		free_batch_release(b);
+}
+
+RCU_PENDING_CALLBACK(free_batch_rcu, struct free_batch, rcu, cache->rcu_pending, free_batch_end)
+
+/* The lander's part, run by its hold's end after a grace period. */
+static void free_batch_land_rcu(struct rcu_head *head)
+{
+	struct free_batch *b = caa_container_of(head, struct free_batch, land_rcu);
+
+	free_batch_entries(b);
+	b->queued = 0;
+	free_batch_taken_put(b);
+}
+
+/* Hand batch @b to call_rcu, its bytes counted until it runs (and on
+ * frees_flight, where a lander may take it); in a slab hold (a reclaim
+ * pass), to the hold: it runs when the hold ends, and the pages it
+ * empties are back with the pass's, not after call_rcu's thread (which
+ * naps 10 ms between batches, and a throttled call waited for it). */
 static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 {
 	for (unsigned i = 0; i < b->n; i++)
@@ -523,7 +579,18 @@ static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 	/* relaxed: a size (entry_frees_queued) */
 	atomic_fetch_add_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
 	rcu_pending_add(&c->rcu_pending);
-	slab_call_rcu(&b->rcu, free_batch_rcu);
+	b->flying = !slab_holding();
+	b->taken = false;
+	if (!b->flying) {
+		slab_call_rcu(&b->rcu, free_batch_rcu);
+		return;
+	}
+	/* relaxed: set before the batch is shared; the lock publishes it */
+	atomic_init(&b->refs, 1);
+	udc_spin_lock(&c->free_lock);
+	cds_list_add_tail(&b->flight, &c->frees_flight);
+	udc_spin_unlock(&c->free_lock);
+	call_rcu(&b->rcu, free_batch_rcu);
 }
 
 /* Take the pending batch, if any, with free_lock held. */
@@ -675,9 +742,41 @@ static void call_rcu_queue_wait(void)
 	cancel_release(cs);
 }
 
+void entry_frees_land(struct udc_cache *c)
+{
+	struct free_batch *b, *tmp;
+	bool own = !slab_holding();
+	int cs = 0;
+
+	udc_assert(!rcu_read_ongoing());   /* the hold's end waits for grace periods */
+	if (own) {
+		cs = cancel_hold();   /* the caller may hold shrink_lock */
+		slab_hold_begin();
+	}
+	entry_free_flush(c);   /* the slots' and the pending batch, into the hold */
+	udc_spin_lock(&c->free_lock);
+	cds_list_for_each_entry_safe(b, tmp, &c->frees_flight, flight) {
+		cds_list_del(&b->flight);
+		b->taken = true;
+		/* relaxed: the callback reads taken under free_lock first */
+		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+		/* unpublished before free_batch_queue, which was before this;
+		 * the hold's grace period starts after */
+		slab_call_rcu(&b->land_rcu, free_batch_land_rcu);
+	}
+	udc_spin_unlock(&c->free_lock);
+	slab_land_queued(c->slabs[ENT_NEGATIVE]);
+	slab_land_queued(c->slabs[ENT_POSITIVE]);
+	slab_land_queued(c->dir_slab);
+	if (own) {
+		slab_hold_end();
+		cancel_release(cs);
+	}
+}
+
 void entry_frees_wait(struct udc_cache *c)
 {
-	entry_free_flush(c);
-	call_rcu_queue_wait();   /* the entries' batches have run */
+	entry_frees_land(c);
+	call_rcu_queue_wait();   /* the batches whose callbacks were running have run */
 	call_rcu_queue_wait();   /* and the pages they emptied are released */
 }

@@ -394,6 +394,7 @@ udc_cache *udc_create(const struct udc_config *cfg)
 	dir_reap_init(c);
 	forget_init(c);
 	udc_spin_init(&c->free_lock);
+	CDS_INIT_LIST_HEAD(&c->frees_flight);
 	ck_sequence_init(&c->rename_seq);
 	udc_mutex_init(&c->rename_lock);
 	for (unsigned i = 0; i <= c->stripe_mask; i++) {

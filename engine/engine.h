@@ -114,8 +114,15 @@ enum slab_verdict entry_requeue_move(void *cache, void *old_obj, void *new_obj);
 uint8_t entry_requeues(const struct udc_entry *e);
 /* Lower e's hit count by @n (to 0 at least). */
 void entry_hits_spend(struct udc_entry *e, uint8_t n);
-void entry_free_flush(struct udc_cache *c);   /* hand the pending batch to RCU */
-/* Flush, and wait until the frees and the pages they empty land. */
+/* Hand the pending batches to RCU (while landing: land them now). */
+void entry_free_flush(struct udc_cache *c);
+/* Flush, and land here what waits for call_rcu's thread: the queued
+ * batches (not those whose callbacks run meanwhile), their pages
+ * included; two grace periods of the caller's.  Not in a read-side
+ * section. */
+void entry_frees_land(struct udc_cache *c);
+/* The same, then wait until every free queued before and the pages they
+ * empty have landed (call_rcu's queue, twice). */
 void entry_frees_wait(struct udc_cache *c);
 /* The bytes of freed entries handed to call_rcu and not yet back: what
  * entry_frees_wait would give (an estimate). */

@@ -274,6 +274,14 @@ struct free_batch {
 	struct udc_cache *cache;
 	size_t queued;                    /* bytes counted in cache->frees_queued */
 	unsigned n;
+	/* Handed to call_rcu (flying): on cache->frees_flight until its
+	 * callback or a lander (entry_frees_land) takes it, under free_lock;
+	 * taken, the lander frees its entries and whichever of the two is
+	 * last the batch (refs), as slab/'s batches. */
+	bool flying, taken;
+	_Atomic int refs;
+	struct cds_list_head flight;
+	struct rcu_head land_rcu;
 	struct udc_entry *ents[FREE_BATCH];
 };
 
@@ -333,8 +341,9 @@ struct udc_cache {
 	_Atomic uint64_t fill_clock UDC_ALIGNED;
 
 	/* --- deferred frees --- */
-	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending */
+	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending, frees_flight, taken */
 	struct free_batch *free_pending;
+	struct cds_list_head frees_flight; /* free_batches handed to call_rcu, not yet taken */
 	_Atomic int64_t frees_queued;     /* bytes of free_batches handed to call_rcu, not yet freed */
 	struct rcu_pending rcu_pending;   /* our call_rcu callbacks in flight (destroy waits) */
 

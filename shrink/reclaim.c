@@ -194,6 +194,15 @@ static void frees_wait(struct shrink *sh)
 	entry_frees_wait(sh->c);
 }
 
+/* The same for those still queued, landed here (two grace periods, not
+ * call_rcu's thread: its 10 ms naps, twice, made every call that waited
+ * for them a call of 20 ms); shrink_lock held. */
+static void frees_land(struct shrink *sh)
+{
+	lock_assert_held(&sh->lock);
+	entry_frees_land(sh->c);
+}
+
 /* Without the thread: an ageing batch when one is due (one caller wins it). */
 static void age_inline(struct shrink *sh)
 {
@@ -446,7 +455,8 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, size_t enough, int 
 	 * removals, the hot set of bounds/a_churn_of_removals_*). */
 	if (entry_frees_queued(sh->c) >= bytes) {
 		size_t before = reclaim_used(sh);
-		frees_wait(sh);
+		frees_land(sh);
+		spares_trim(sh, true);
 		if (reclaim_used(sh) + bytes <= before)
 			return 0;
 	}
@@ -757,6 +767,11 @@ static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enoug
 		 * 10 ms naps: a trickle at 256 KiB with the thread made 6,500
 		 * calls a second, 1.35 M without it; BENCHMARKS.md, issue 14,
 		 * stop 43). */
+		spares_trim(sh, true);
+		used = reclaim_used(sh);
+		if (used <= enough)
+			break;
+		frees_land(sh);
 		spares_trim(sh, true);
 		used = reclaim_used(sh);
 		if (used <= enough)

@@ -178,6 +178,14 @@ struct slab_batch {
 				       * rest, one page's run in a slot's batch, not
 				       * yet (slab.c, batch_put) */
 	size_t queued;                /* bytes counted in slab.queued_bytes (batch_queue) */
+	/* Handed to call_rcu: on slab.flight until its callback or a lander
+	 * (slab_land_queued) takes it, under flight_lock.  Taken, its
+	 * objects are freed by the lander and the batch by whichever of the
+	 * two is last (refs). */
+	struct cds_list_head flight;
+	bool taken;                   /* flight_lock */
+	_Atomic int refs;             /* the callback's, and the lander's once taken */
+	struct rcu_head land_rcu;     /* the lander's free, run by its hold's end */
 	void *obj[SLAB_BATCH];
 };
 
@@ -227,6 +235,8 @@ struct slab {
 	uint64_t demand[SLAB_DEMAND_WINDOWS]; /* pages made per window, a ring */
 
 	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
+	pthread_mutex_t flight_lock;	/* protects flight and the batches' taken (a leaf) */
+	struct cds_list_head flight;	/* batches handed to call_rcu, not yet taken */
 
 	struct slab_class cls[SLAB_MAX_CLASSES];
 };

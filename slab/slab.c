@@ -30,7 +30,9 @@
  * slab landing (its memory wanted now), the freer that filled it does,
  * after waiting for the grace periods itself.  The bytes of the batches
  * handed to call_rcu are counted until they run (queued_bytes: the owner
- * may wait for them rather than evict).  An owner's charge (slab_config)
+ * may wait for them rather than evict), and listed (flight): an owner that
+ * needs their memory lands them in its hold (slab_land_queued) instead of
+ * waiting for call_rcu's thread.  An owner's charge (slab_config)
  * counts the pages and batches it takes and may refuse them: no object
  * then (ENOBUFS), or a free that waits for its grace period itself.
  *
@@ -42,6 +44,8 @@
  *   callback into the owner, synchronize_rcu or call_rcu.  A held pass
  *   takes the slots' batches with a trylock only (slab_rcu_flush_own: the
  *   reclaimer holds shrink_lock, and an allocator may wait for it).
+ *   flight_lock (a leaf) protects the flight list and the batches' taken
+ *   flag; it is taken by batch_queue, the callbacks and the landers.
  *
  * Ordering:
  *   (a) Remote push is a release CAS; the collector's exchange is acquire
@@ -66,7 +70,14 @@
  *       held, slab_hold_end frees it after its own synchronize_rcu, and
  *       releases the pages it emptied after a second one, for (c); a
  *       landed batch is a hold of its own, ended at once).
- *       slab_call_rcu's callbacks, held, run after that first one too.
+ *       slab_call_rcu's callbacks, held, run after that first one too, and
+ *       the pages they empty are released after the second.  A batch
+ *       taken from the flight list (slab_land_queued) was queued after its
+ *       objects were unpublished and taken before the lander's hold ends:
+ *       the hold's grace period covers them; the callback sees it taken
+ *       (both under flight_lock) and leaves the objects, and the last
+ *       reference frees the batch (an acq_rel decrement orders the other
+ *       side's accesses before it).
  *   The slot locks order everything else: an open page's local side and
  *   a batch are touched only under their slot's lock.
  *
@@ -202,6 +213,8 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	pthread_mutex_init(&s->retained_lock, NULL);
 	CDS_INIT_LIST_HEAD(&s->retained);
+	pthread_mutex_init(&s->flight_lock, NULL);
+	CDS_INIT_LIST_HEAD(&s->flight);
 	s->fixed_bytes = sizeof(*s) + s->nr_cpus * sizeof(*s->cpus);
 	atomic_init(&s->meta_bytes, (int64_t)s->fixed_bytes);
 	atomic_init(&s->seq_next, 1);
@@ -423,6 +436,12 @@ static void batch_queue(struct slab_batch *b)
 		b->queued += slab_page_hdr(s, b->obj[i])->cls->size;
 	/* relaxed: a size for the owner's reclaim (slab_queued_bytes) */
 	atomic_fetch_add_explicit(&s->queued_bytes, (int64_t)b->queued, memory_order_relaxed);
+	b->taken = false;
+	/* relaxed: set before the batch is shared; the lock publishes it */
+	atomic_init(&b->refs, 1);
+	pthread_mutex_lock(&s->flight_lock);
+	cds_list_add_tail(&b->flight, &s->flight);
+	pthread_mutex_unlock(&s->flight_lock);
 	rcu_pending_add(&s->rcu_pending);
 	call_rcu(&b->rcu, batch_free_rcu); /* (d) */
 }
@@ -608,7 +627,8 @@ static void batch_delete(struct slab *s, struct slab_batch *b)
 	slab_uncharge(s, sizeof(*b));
 }
 
-static void batch_free(struct slab_batch *b)
+/* The objects of batch @b freed (their grace period is over); not @b. */
+static void batch_free_objects(struct slab_batch *b)
 {
 	struct slab *s = b->slab;
 
@@ -627,10 +647,69 @@ static void batch_free(struct slab_batch *b)
 		for (unsigned j = i; j < end; j++)
 			slab_free_now(s, b->obj[j]);
 	}
-	batch_delete(s, b);
 }
 
-RCU_PENDING_CALLBACK(batch_free_rcu, struct slab_batch, rcu, slab->rcu_pending, batch_free)
+static void batch_free(struct slab_batch *b)
+{
+	batch_free_objects(b);
+	batch_delete(b->slab, b);
+}
+
+/* A reference to a taken batch dropped: the last one deletes it.
+ * acq_rel: the lander's frees before the callback's delete, or the
+ * other way round (the callback touches nothing but the batch). */
+static void batch_taken_put(struct slab_batch *b)
+{
+	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+		batch_delete(b->slab, b);
+}
+
+/* call_rcu's callback: the batch's objects freed, unless a lander took
+ * them (slab_land_queued). */
+static void batch_flight_end(struct slab_batch *b)
+{
+	struct slab *s = b->slab;
+
+	pthread_mutex_lock(&s->flight_lock);
+	bool taken = b->taken;
+	if (!taken)
+		cds_list_del(&b->flight);
+	pthread_mutex_unlock(&s->flight_lock);
+	if (taken)
+		batch_taken_put(b);
+	else
+		batch_free(b);
+}
+
+RCU_PENDING_CALLBACK(batch_free_rcu, struct slab_batch, rcu, slab->rcu_pending, batch_flight_end)
+
+/* The lander's part, run by its hold's end after a grace period. */
+static void batch_land_rcu(struct rcu_head *head)
+{
+	struct slab_batch *b = caa_container_of(head, struct slab_batch, land_rcu);
+
+	batch_free_objects(b);
+	b->queued = 0;
+	batch_taken_put(b);
+}
+
+void slab_land_queued(struct slab *s)
+{
+	struct slab_batch *b, *tmp;
+
+	udc_assert(slab_holding());
+	pthread_mutex_lock(&s->flight_lock);
+	cds_list_for_each_entry_safe(b, tmp, &s->flight, flight) {
+		cds_list_del(&b->flight);
+		b->taken = true;
+		/* relaxed: the callback reads taken under flight_lock first */
+		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+		/* (d): unpublished before batch_queue, which was before this;
+		 * the hold's grace period starts after */
+		slab_call_rcu(&b->land_rcu, batch_land_rcu);
+	}
+	pthread_mutex_unlock(&s->flight_lock);
+}
 
 /*
  * A batch, charged to the owner (slab_config.charge) as its pages are;
@@ -858,6 +937,7 @@ void slab_destroy(struct slab *s)
 	cds_list_for_each_entry_safe(p, tmp, &s->retained, link)
 		slab_page_free_mem(s, p);
 	pthread_mutex_destroy(&s->retained_lock);
+	pthread_mutex_destroy(&s->flight_lock);
 	for (unsigned i = 0; i < s->nr_cpus; i++)
 		udc_mutex_destroy(&s->cpus[i].lock);
 	free(s->cpus);

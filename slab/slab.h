@@ -230,6 +230,14 @@ void slab_hold_begin(void);
 void slab_hold_end(void);
 /* Whether this thread is inside a hold. */
 bool slab_holding(void);
+/*
+ * Inside a hold: take the batches of @s handed to call_rcu and not yet
+ * run, so that the hold's end frees their objects and releases the pages
+ * they empty, instead of liburcu's call_rcu thread (10 ms naps between its
+ * batches, and no bound when it is starved): a caller that needs their
+ * memory waits two grace periods, not for that thread.
+ */
+void slab_land_queued(struct slab *s);
 /* Inside a hold: land what it kept so far and hold on (true); else false. */
 bool slab_hold_flush(void);
 /*
