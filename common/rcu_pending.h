@@ -10,7 +10,9 @@
  * own and its callback takes one off as its very last access to the owner;
  * rcu_pending_wait() sleeps until none is left.  Callbacks that queue
  * others (a batch free that empties a page) add the new one's before they
- * take their own off, so the count never falls to zero in between.
+ * take their own off, so the count never falls to zero in between; so
+ * does a lander that takes a queued batch from its callback (slab/,
+ * engine/alloc.c), before the callback can run, for its own part.
  *
  * Ordering: rcu_pending_done() is a release (the callback's accesses to
  * the owner come before it) and rcu_pending_wait() reads with acquire, so

@@ -35,7 +35,8 @@
  * Locking:
  *   free_lock (a spinlock, leaf) protects cache->free_pending,
  *   cache->frees_flight and the batches' taken flag.  It may be taken
- *   under a stripe lock.  entry_frees_wait's mark has a lock of its own
+ *   under a stripe lock, and is taken by the call_rcu thread (a batch's
+ *   callback) and by a lander for a walk of frees_flight.  entry_frees_wait's mark has a lock of its own
  *   (leaf), shared with the call_rcu thread only.
  *
  * Ordering:
@@ -557,14 +558,17 @@ static void free_batch_end(struct free_batch *b)
 
 RCU_PENDING_CALLBACK(free_batch_rcu, struct free_batch, rcu, cache->rcu_pending, free_batch_end)
 
-/* The lander's part, run by its hold's end after a grace period. */
+/* The lander's part, run by its hold's end after a grace period; counted
+ * in the cache's rcu_pending from the take (udc_destroy waits for it). */
 static void free_batch_land_rcu(struct rcu_head *head)
 {
 	struct free_batch *b = caa_container_of(head, struct free_batch, land_rcu);
+	struct rcu_pending *pending = &b->cache->rcu_pending;
 
 	free_batch_entries(b);
 	b->queued = 0;
 	free_batch_taken_put(b);
+	rcu_pending_done(pending);   /* last: the cache may go from here */
 }
 
 /* Hand batch @b to call_rcu, its bytes counted until it runs (and on
@@ -574,17 +578,17 @@ static void free_batch_land_rcu(struct rcu_head *head)
  * naps 10 ms between batches, and a throttled call waited for it). */
 static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 {
+	rcu_pending_add(&c->rcu_pending);
+	b->flying = !slab_holding();
+	b->taken = false;
+	if (!b->flying) {   /* its hold's end frees it: nothing to wait for */
+		slab_call_rcu(&b->rcu, free_batch_rcu);
+		return;
+	}
 	for (unsigned i = 0; i < b->n; i++)
 		b->queued += entry_footprint(b->ents[i]);
 	/* relaxed: a size (entry_frees_queued) */
 	atomic_fetch_add_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
-	rcu_pending_add(&c->rcu_pending);
-	b->flying = !slab_holding();
-	b->taken = false;
-	if (!b->flying) {
-		slab_call_rcu(&b->rcu, free_batch_rcu);
-		return;
-	}
 	/* relaxed: set before the batch is shared; the lock publishes it */
 	atomic_init(&b->refs, 1);
 	udc_spin_lock(&c->free_lock);
@@ -760,6 +764,7 @@ void entry_frees_land(struct udc_cache *c)
 		b->taken = true;
 		/* relaxed: the callback reads taken under free_lock first */
 		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+		rcu_pending_add(&c->rcu_pending);
 		/* unpublished before free_batch_queue, which was before this;
 		 * the hold's grace period starts after */
 		slab_call_rcu(&b->land_rcu, free_batch_land_rcu);
@@ -776,6 +781,7 @@ void entry_frees_land(struct udc_cache *c)
 
 void entry_frees_wait(struct udc_cache *c)
 {
+	entry_free_flush(c);   /* every slot's batch, waiting for its lock */
 	entry_frees_land(c);
 	call_rcu_queue_wait();   /* the batches whose callbacks were running have run */
 	call_rcu_queue_wait();   /* and the pages they emptied are released */

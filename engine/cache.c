@@ -467,6 +467,7 @@ void udc_destroy(udc_cache *c)
 	/* Every deferred free has run (not rcu_barrier, which allocates and
 	 * aborts when memory is out: our callbacks are counted). */
 	rcu_pending_wait(&c->rcu_pending);
+	udc_assert(cds_list_empty(&c->frees_flight));   /* every batch ran or was landed */
 	/* relaxed: alone */
 	udc_assert(atomic_load_explicit(&c->nr_ext, memory_order_relaxed) == 0);
 	entry_slabs_destroy(c);   /* every page, entries in them or not */

@@ -999,7 +999,7 @@ static bool reclaim_background(struct shrink *sh)
 	}
 	for (bool idle = dir_reap_due(sh->c); idle && batches > 0; batches--) {
 		background_lock(sh);
-		slab_hold_begin();   /* the objects freed when the batch ends (slab_call_rcu) */
+		slab_hold_begin();   /* the objects freed when the batch ends */
 		idle = dir_reap(sh->c, DIR_REAP_BATCH, reclaim_used(sh) > low);
 		udc_mutex_unlock(&sh->lock);
 		/* Off the lock: the calls that find it held skip their own

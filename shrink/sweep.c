@@ -957,8 +957,8 @@ bool sweep_age(struct shrink *sh, size_t budget)
 	size_t done = sweep_queue(&sp, ENT_NEGATIVE, false, budget, now - max_age);
 	if (done < budget)
 		done += sweep_queue(&sp, ENT_NEGATIVE, true, budget - done, now - max_age);
+	entry_free_flush(c);   /* into the hold */
 	slab_hold_end();
-	entry_free_flush(c);
 	return done >= budget;
 }
 

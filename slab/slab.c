@@ -683,14 +683,17 @@ static void batch_flight_end(struct slab_batch *b)
 
 RCU_PENDING_CALLBACK(batch_free_rcu, struct slab_batch, rcu, slab->rcu_pending, batch_flight_end)
 
-/* The lander's part, run by its hold's end after a grace period. */
+/* The lander's part, run by its hold's end after a grace period; counted
+ * in rcu_pending from the take (slab_destroy waits for it). */
 static void batch_land_rcu(struct rcu_head *head)
 {
 	struct slab_batch *b = caa_container_of(head, struct slab_batch, land_rcu);
+	struct rcu_pending *pending = &b->slab->rcu_pending;
 
 	batch_free_objects(b);
 	b->queued = 0;
 	batch_taken_put(b);
+	rcu_pending_done(pending);   /* last: the slab may go from here */
 }
 
 void slab_land_queued(struct slab *s)
@@ -704,6 +707,7 @@ void slab_land_queued(struct slab *s)
 		b->taken = true;
 		/* relaxed: the callback reads taken under flight_lock first */
 		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+		rcu_pending_add(&s->rcu_pending);
 		/* (d): unpublished before batch_queue, which was before this;
 		 * the hold's grace period starts after */
 		slab_call_rcu(&b->land_rcu, batch_land_rcu);
@@ -869,18 +873,24 @@ void slab_hold_end(void)
 	tls_holding = false;
 	if (!tls_held && !tls_calls)
 		return;
+	/* Both chains taken first: a callback that freed into a landing
+	 * slab would begin a hold of its own (batch_land_or_queue). */
+	struct rcu_head *calls = tls_calls;
+	struct slab_batch *held = tls_held;
+	tls_calls = NULL;
+	tls_held = NULL;
 	synchronize_rcu();   /* (d): every reader that could find the objects is done */
-	/* The pages the callbacks' frees empty (directory objects, the
-	 * owner's batches of entries) are captured as the batches' are. */
+	/* The pages the callbacks' frees empty (the owner's batches) are
+	 * captured as the batches' are. */
 	slab_tls_capturing = true;
-	while (tls_calls) {
-		struct rcu_head *head = tls_calls;
-		tls_calls = (struct rcu_head *)head->next.next;
+	while (calls) {
+		struct rcu_head *head = calls;
+		calls = (struct rcu_head *)head->next.next;
 		head->func(head);
 	}
-	while (tls_held) {
-		struct slab_batch *b = tls_held;
-		tls_held = b->held_next;
+	while (held) {
+		struct slab_batch *b = held;
+		held = b->held_next;
 		batch_free(b);
 	}
 	slab_tls_capturing = false;
@@ -922,6 +932,7 @@ void slab_destroy(struct slab *s)
 	 * pages they empty are released by a second wave of callbacks, counted
 	 * before the first wave's are done (not rcu_barrier: it allocates). */
 	rcu_pending_wait(&s->rcu_pending);
+	udc_assert(cds_list_empty(&s->flight));   /* every batch ran or was landed */
 #if UDC_DEBUG >= 3
 	if (slab_check(s))
 		udc_panic("slab_destroy: slab_check failed");

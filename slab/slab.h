@@ -243,16 +243,15 @@ bool slab_hold_flush(void);
 /*
  * call_rcu(@head, @fn), or inside a hold, @fn(@head) run by slab_hold_end
  * after its first grace period, and the pages its frees empty released
- * after the second: for the other objects a reclaim pass frees (directory
- * objects, the owner's batches of entries), so that their memory is back
- * when the pass ends too (through call_rcu, up to 3,000 dead directories,
- * 384 KB, were waiting at a 1 MiB limit, and reclaim evicted entries for
- * them).
+ * after the second: for the other objects a reclaim pass frees (the
+ * owner's own batches of entries, slab_land_queued's part of a batch), so
+ * that their memory is back when the pass ends too.
  */
 void slab_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head));
 
 /* Flush every slot's batch and wait until every RCU free queued so far is
- * done, and the pages they emptied are released (two rcu_barrier calls).
+ * done (a lander's part of a batch it took included), and the pages they
+ * emptied are released (the slab's count of its callbacks in flight).
  * Not inside a read-side section. */
 void slab_rcu_barrier(struct slab *s);
 
