@@ -33,8 +33,8 @@
  * objects, so that ASan sees every bound and every use after free.
  *
  * Locking:
- *   free_lock (a spinlock, leaf) protects cache->free_pending,
- *   cache->frees_flight and the batches' taken flag.  It may be taken
+ *   free_lock (a spinlock, leaf) protects cache->free_pending and
+ *   cache->frees_flight.  It may be taken
  *   under a stripe lock, and is taken by the call_rcu thread (a batch's
  *   callback) and by a lander for a walk of frees_flight.  entry_frees_wait's mark has a lock of its own
  *   (leaf), shared with the call_rcu thread only.
@@ -55,12 +55,7 @@
  *   so does a landing caller's synchronize_rcu.
  *   entry_frees_wait: a call_rcu thread runs its queue in order, and the
  *   mark's lock orders its callbacks' frees before the waiter's return.
- *   entry_frees_land: a batch on frees_flight was queued after its
- *   entries were unpublished, and the lander's grace period (its hold's
- *   end) starts after it took the batch; the callback then sees it taken
- *   (both under free_lock) and leaves the entries; the batch goes with
- *   the last of the two references (an acq_rel decrement: the one
- *   side's accesses before the other's free).
+ *   entry_frees_land: common/rcu_flight.h's protocol, under free_lock.
  */
 #include "engine/internal.h"
 
@@ -528,12 +523,10 @@ static void free_batch_release(struct free_batch *b)
 	mem_free(b->cache, b, sizeof(*b));
 }
 
-/* A reference to a taken batch dropped: the last one frees it.
- * acq_rel: the lander's frees before the callback's, or the other way
- * round (the callback touches nothing but the batch). */
+/* A reference to a taken batch dropped: the last one frees it. */
 static void free_batch_taken_put(struct free_batch *b)
 {
-	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+	if (rcu_flight_put(&b->flight))
 		mem_free(b->cache, b, sizeof(*b));
 }
 
@@ -545,9 +538,7 @@ static void free_batch_end(struct free_batch *b)
 
 	if (b->flying) {
 		udc_spin_lock(&c->free_lock);
-		taken = b->taken;
-		if (!taken)
-			cds_list_del(&b->flight);
+		taken = rcu_flight_end(&b->flight);
 		udc_spin_unlock(&c->free_lock);
 	}
 	if (taken)
@@ -580,7 +571,6 @@ static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 {
 	rcu_pending_add(&c->rcu_pending);
 	b->flying = !slab_holding();
-	b->taken = false;
 	if (!b->flying) {   /* its hold's end frees it: nothing to wait for */
 		slab_call_rcu(&b->rcu, free_batch_rcu);
 		return;
@@ -589,10 +579,8 @@ static void free_batch_queue(struct udc_cache *c, struct free_batch *b)
 		b->queued += entry_footprint(b->ents[i]);
 	/* relaxed: a size (entry_frees_queued) */
 	atomic_fetch_add_explicit(&c->frees_queued, (int64_t)b->queued, memory_order_relaxed);
-	/* relaxed: set before the batch is shared; the lock publishes it */
-	atomic_init(&b->refs, 1);
 	udc_spin_lock(&c->free_lock);
-	cds_list_add_tail(&b->flight, &c->frees_flight);
+	rcu_flight_list(&b->flight, &c->frees_flight);
 	udc_spin_unlock(&c->free_lock);
 	call_rcu(&b->rcu, free_batch_rcu);
 }
@@ -759,11 +747,8 @@ void entry_frees_land(struct udc_cache *c)
 	}
 	entry_free_flush(c);   /* the slots' and the pending batch, into the hold */
 	udc_spin_lock(&c->free_lock);
-	cds_list_for_each_entry_safe(b, tmp, &c->frees_flight, flight) {
-		cds_list_del(&b->flight);
-		b->taken = true;
-		/* relaxed: the callback reads taken under free_lock first */
-		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+	cds_list_for_each_entry_safe(b, tmp, &c->frees_flight, flight.link) {
+		rcu_flight_take(&b->flight);
 		rcu_pending_add(&c->rcu_pending);
 		/* unpublished before free_batch_queue, which was before this;
 		 * the hold's grace period starts after */

@@ -45,6 +45,7 @@
 #define URCU_API_MAP   /* the flavor-neutral names: rcu_read_lock, call_rcu... */
 #include <urcu/urcu-memb.h>
 #include "common/rcu_tsan.h"   /* liburcu's orderings, for TSan builds */
+#include "common/rcu_flight.h"
 #include <urcu/rculfhash.h>
 #include <urcu/list.h>
 
@@ -274,14 +275,9 @@ struct free_batch {
 	struct udc_cache *cache;
 	size_t queued;                    /* bytes counted in cache->frees_queued */
 	unsigned n;
-	/* Handed to call_rcu (flying): on cache->frees_flight until its
-	 * callback or a lander (entry_frees_land) takes it, under free_lock;
-	 * taken, the lander frees its entries and whichever of the two is
-	 * last the batch (refs), as slab/'s batches. */
-	bool flying, taken;
-	_Atomic int refs;
-	struct cds_list_head flight;
-	struct rcu_head land_rcu;
+	bool flying;                      /* handed to call_rcu, not to a hold */
+	struct rcu_flight flight;         /* flying: on cache->frees_flight (free_lock) */
+	struct rcu_head land_rcu;         /* a lander's free, run by its hold's end */
 	struct udc_entry *ents[FREE_BATCH];
 };
 
@@ -341,7 +337,7 @@ struct udc_cache {
 	_Atomic uint64_t fill_clock UDC_ALIGNED;
 
 	/* --- deferred frees --- */
-	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending, frees_flight, taken */
+	udc_spin_t free_lock UDC_ALIGNED;  /* protects free_pending, frees_flight */
 	struct free_batch *free_pending;
 	struct cds_list_head frees_flight; /* free_batches handed to call_rcu, not yet taken */
 	_Atomic int64_t frees_queued;     /* bytes of free_batches handed to call_rcu, not yet freed */

@@ -46,6 +46,7 @@
 #ifndef UDC_SLAB_INTERNAL_H
 #define UDC_SLAB_INTERNAL_H
 
+#include "common/rcu_flight.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -178,14 +179,8 @@ struct slab_batch {
 				       * rest, one page's run in a slot's batch, not
 				       * yet (slab.c, batch_put) */
 	size_t queued;                /* bytes counted in slab.queued_bytes (batch_queue) */
-	/* Handed to call_rcu: on slab.flight until its callback or a lander
-	 * (slab_land_queued) takes it, under flight_lock.  Taken, its
-	 * objects are freed by the lander and the batch by whichever of the
-	 * two is last (refs). */
-	struct cds_list_head flight;
-	bool taken;                   /* flight_lock */
-	_Atomic int refs;             /* the callback's, and the lander's once taken */
-	struct rcu_head land_rcu;     /* the lander's free, run by its hold's end */
+	struct rcu_flight flight;     /* handed to call_rcu: on slab.flight (flight_lock) */
+	struct rcu_head land_rcu;     /* a lander's free, run by its hold's end */
 	void *obj[SLAB_BATCH];
 };
 
@@ -235,8 +230,8 @@ struct slab {
 	uint64_t demand[SLAB_DEMAND_WINDOWS]; /* pages made per window, a ring */
 
 	struct rcu_pending rcu_pending; /* batch and page callbacks in flight (slab_destroy waits) */
-	pthread_mutex_t flight_lock;	/* protects flight and the batches' taken (a leaf) */
-	struct cds_list_head flight;	/* batches handed to call_rcu, not yet taken */
+	pthread_mutex_t flight_lock;	/* protects flight (a leaf; common/rcu_flight.h) */
+	struct cds_list_head flight;	/* batches handed to call_rcu, not yet run or taken */
 
 	struct slab_class cls[SLAB_MAX_CLASSES];
 };

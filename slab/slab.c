@@ -44,8 +44,8 @@
  *   callback into the owner, synchronize_rcu or call_rcu.  A held pass
  *   takes the slots' batches with a trylock only (slab_rcu_flush_own: the
  *   reclaimer holds shrink_lock, and an allocator may wait for it).
- *   flight_lock (a leaf) protects the flight list and the batches' taken
- *   flag; it is taken by batch_queue, the callbacks and the landers.
+ *   flight_lock (a leaf) protects the flight list (common/rcu_flight.h);
+ *   it is taken by batch_queue, the callbacks and the landers.
  *
  * Ordering:
  *   (a) Remote push is a release CAS; the collector's exchange is acquire
@@ -72,12 +72,8 @@
  *       landed batch is a hold of its own, ended at once).
  *       slab_call_rcu's callbacks, held, run after that first one too, and
  *       the pages they empty are released after the second.  A batch
- *       taken from the flight list (slab_land_queued) was queued after its
- *       objects were unpublished and taken before the lander's hold ends:
- *       the hold's grace period covers them; the callback sees it taken
- *       (both under flight_lock) and leaves the objects, and the last
- *       reference frees the batch (an acq_rel decrement orders the other
- *       side's accesses before it).
+ *       taken from the flight list (slab_land_queued) is freed by the
+ *       lander's hold's end: common/rcu_flight.h's protocol.
  *   The slot locks order everything else: an open page's local side and
  *   a batch are touched only under their slot's lock.
  *
@@ -436,11 +432,8 @@ static void batch_queue(struct slab_batch *b)
 		b->queued += slab_page_hdr(s, b->obj[i])->cls->size;
 	/* relaxed: a size for the owner's reclaim (slab_queued_bytes) */
 	atomic_fetch_add_explicit(&s->queued_bytes, (int64_t)b->queued, memory_order_relaxed);
-	b->taken = false;
-	/* relaxed: set before the batch is shared; the lock publishes it */
-	atomic_init(&b->refs, 1);
 	pthread_mutex_lock(&s->flight_lock);
-	cds_list_add_tail(&b->flight, &s->flight);
+	rcu_flight_list(&b->flight, &s->flight);
 	pthread_mutex_unlock(&s->flight_lock);
 	rcu_pending_add(&s->rcu_pending);
 	call_rcu(&b->rcu, batch_free_rcu); /* (d) */
@@ -655,12 +648,10 @@ static void batch_free(struct slab_batch *b)
 	batch_delete(b->slab, b);
 }
 
-/* A reference to a taken batch dropped: the last one deletes it.
- * acq_rel: the lander's frees before the callback's delete, or the
- * other way round (the callback touches nothing but the batch). */
+/* A reference to a taken batch dropped: the last one deletes it. */
 static void batch_taken_put(struct slab_batch *b)
 {
-	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
+	if (rcu_flight_put(&b->flight))
 		batch_delete(b->slab, b);
 }
 
@@ -671,9 +662,7 @@ static void batch_flight_end(struct slab_batch *b)
 	struct slab *s = b->slab;
 
 	pthread_mutex_lock(&s->flight_lock);
-	bool taken = b->taken;
-	if (!taken)
-		cds_list_del(&b->flight);
+	bool taken = rcu_flight_end(&b->flight);
 	pthread_mutex_unlock(&s->flight_lock);
 	if (taken)
 		batch_taken_put(b);
@@ -702,11 +691,8 @@ void slab_land_queued(struct slab *s)
 
 	udc_assert(slab_holding());
 	pthread_mutex_lock(&s->flight_lock);
-	cds_list_for_each_entry_safe(b, tmp, &s->flight, flight) {
-		cds_list_del(&b->flight);
-		b->taken = true;
-		/* relaxed: the callback reads taken under flight_lock first */
-		atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+	cds_list_for_each_entry_safe(b, tmp, &s->flight, flight.link) {
+		rcu_flight_take(&b->flight);
 		rcu_pending_add(&s->rcu_pending);
 		/* (d): unpublished before batch_queue, which was before this;
 		 * the hold's grace period starts after */

@@ -670,26 +670,38 @@ static void *hold_reader_run(void *arg)
 	return NULL;
 }
 
+/* HOLD_N objects in a table and their slab (pages retired from the slot),
+ * its stats then in *full, and a reader in its read-side section on the
+ * first object (joined by the test). */
+#define HOLD_N 40000
+static struct slab *hold_setup(struct table *t, struct slab_stats *full, struct hold_reader *h,
+			       pthread_t *th)
+{
+	*t = (struct table){ .n = HOLD_N, .slot = calloc(HOLD_N, sizeof(void *)) };
+	rcu_register_thread();
+	struct slab *s = mk(2);
+	for (uint64_t k = 0; k < HOLD_N; k++)
+		table_add(s, t, k, 0);
+	slab_release_open(s, UINT64_MAX);
+	slab_stats(s, full);
+	*h = (struct hold_reader){ .obj = atomic_load(&t->slot[0]) };
+	cr_assert_eq(pthread_create(th, NULL, hold_reader_run, h), 0);
+	while (atomic_load(&h->state) == 0)
+		sched_yield();
+	return s;
+}
+
 Test(slab, held_frees_land_at_hold_end)
 {
 	enum {
-		N = 40000
+		N = HOLD_N
 	};
-	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
-
-	rcu_register_thread();
-	struct slab *s = mk(2);
-	for (uint64_t k = 0; k < N; k++)
-		table_add(s, &t, k, 0);
-	slab_release_open(s, UINT64_MAX);
+	struct table t;
 	struct slab_stats full, held, after;
-	slab_stats(s, &full);
-
-	struct hold_reader h = { .obj = atomic_load(&t.slot[0]) };
+	struct hold_reader h;
 	pthread_t th;
-	cr_assert_eq(pthread_create(&th, NULL, hold_reader_run, &h), 0);
-	while (atomic_load(&h.state) == 0)
-		sched_yield();
+	struct slab *s = hold_setup(&t, &full, &h, &th);
+
 	slab_hold_begin();
 	for (uint64_t k = 0; k < N; k++)
 		table_del(s, &t, k);
@@ -727,24 +739,15 @@ Test(slab, held_frees_land_at_hold_end)
 Test(slab, queued_batches_land_in_a_hold)
 {
 	enum {
-		N = 40000
+		N = HOLD_N
 	};
-	struct table t = { .n = N, .slot = calloc(N, sizeof(void *)) };
-
-	rcu_register_thread();
-	struct slab *s = mk(2);
-	for (uint64_t k = 0; k < N; k++)
-		table_add(s, &t, k, 0);
-	slab_release_open(s, UINT64_MAX);
+	struct table t;
 	struct slab_stats full, queued, landed, after;
-	slab_stats(s, &full);
-
-	tc_rcu_stall_begin();
-	struct hold_reader h = { .obj = atomic_load(&t.slot[0]) };
+	struct hold_reader h;
 	pthread_t th;
-	cr_assert_eq(pthread_create(&th, NULL, hold_reader_run, &h), 0);
-	while (atomic_load(&h.state) == 0)
-		sched_yield();
+
+	struct slab *s = hold_setup(&t, &full, &h, &th);
+	tc_rcu_stall_begin();
 	for (uint64_t k = 0; k < N; k++)
 		table_del(s, &t, k);
 	slab_rcu_flush(s);   /* every batch to call_rcu, which is held */
