@@ -34,10 +34,10 @@
  *
  * Locking:
  *   free_lock (a spinlock, leaf) protects cache->free_pending and
- *   cache->frees_flight.  It may be taken
- *   under a stripe lock, and is taken by the call_rcu thread (a batch's
- *   callback) and by a lander for a walk of frees_flight.  entry_frees_wait's mark has a lock of its own
- *   (leaf), shared with the call_rcu thread only.
+ *   cache->frees_flight.  It may be taken under a stripe lock, and is
+ *   taken by the call_rcu thread (a batch's callback) and by a lander for
+ *   a walk of frees_flight.  entry_frees_wait's mark has a lock of its
+ *   own (leaf), shared with the call_rcu thread only.
  *
  * Ordering:
  *   cache->bytes_held is a relaxed counter: it is read for limits and stats
