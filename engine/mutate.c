@@ -216,6 +216,33 @@ void entry_unlink_locked(struct udc_cache *c, struct udc_entry *e)
 	dir_put(c, entry_unlink_keep_dir_locked(c, e));   /* last: d may be freed from here on */
 }
 
+/*
+ * @e replaces @was for its name (e just published, its stripe locked):
+ * the name keeps the hits it earned.  An entry is immutable, so a change
+ * of a name's answer (an add over its negative or its old attr, a
+ * listing's refresh, a rename over it, a resolve's new answer) is a new
+ * entry, but the name is the same one, as the kernel's dentry is the same
+ * through a create over its negative or a setattr; a new counter made
+ * every such change an unhit entry in probation (a directory's fill reset
+ * its hot names).  The change itself is not a hit: a create comes with the
+ * lookup that missed its name, in one system call (a correlated
+ * reference, counted once).  An unlink's negative starts afresh: the hits
+ * were the file's, not its absence's.  Readers only raise the counter, so
+ * the plain store races with nothing but a raise (a lost one is a hit
+ * uncounted, as with two readers).
+ */
+static void entry_hits_carry(struct udc_entry *e, const struct udc_entry *was)
+{
+	if (e->kind == ENT_NEGATIVE && was->kind == ENT_POSITIVE)
+		return;
+	/* relaxed: see Ordering (the counter) */
+	uint8_t n = atomic_load_explicit(&was->hits, memory_order_relaxed) & HITS_MASK;
+	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
+	if ((h & HITS_MASK) < n)   /* ENT_EXPIRES kept */
+		atomic_store_explicit(&e->hits, (uint8_t)((h & ~HITS_MASK) | n),
+				      memory_order_relaxed);
+}
+
 bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t hash,
 			  const struct name_key *k, bool pin_given)
 {
@@ -259,6 +286,7 @@ bool entry_publish_locked(struct udc_cache *c, struct udc_entry *e, uint64_t has
 	 */
 	if (was) {
 		udc_assert_internal(was->dir == d);
+		entry_hits_carry(e, was);
 		(void)entry_unlink_keep_dir_locked(c, was);   /* its reference is e's now */
 		return false;
 	}
