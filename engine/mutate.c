@@ -59,6 +59,9 @@
  *   load: a fill begun before the mutation happened before it through the
  *   embedder's own ordering of the store (udc_add_listed), and coherence
  *   then gives the newer value.
+ *   The hit counter a replacing entry takes from the one it replaces
+ *   (entry_hits_carry) is a relaxed load and store, as the readers'
+ *   raises (engine/lookup.c, Ordering): a policy hint, not an answer.
  */
 #include "engine/internal.h"
 #include "common/probe.h"
@@ -235,7 +238,7 @@ static void entry_hits_carry(struct udc_entry *e, const struct udc_entry *was)
 {
 	if (e->kind == ENT_NEGATIVE && was->kind == ENT_POSITIVE)
 		return;
-	/* relaxed: see Ordering (the counter) */
+	/* relaxed: see Ordering (the hit counter) */
 	uint8_t n = atomic_load_explicit(&was->hits, memory_order_relaxed) & HITS_MASK;
 	uint8_t h = atomic_load_explicit(&e->hits, memory_order_relaxed);
 	if ((h & HITS_MASK) < n)   /* ENT_EXPIRES kept */
