@@ -2,7 +2,8 @@
 # scripts/policy_ab.sh - policy variants side by side on issue 14's 36
 # replay rows: udcache's backend lookups for each build given, RUNS runs of
 # each row (medians, with their range), against the lru-mutex and s3fifo
-# columns of one scripts/bench_issue14.sh run.
+# columns of one scripts/bench_issue14.sh run; then each build's density
+# against the dense fill of the entries it held (issue 14's 1.3x).
 #
 # The rows (trace, copies, limit) are those of that run: its JSON directory
 # (bench_issue14.sh's OUT) gives each trace's lanes and footprint, so every
@@ -98,4 +99,36 @@ print("\n(* above lru-mutex)\n")
 for i, b in enumerate(builds):
     print(f"- v{i + 1} = {b}: {le[i]} rows <= lru-mutex, {s3[i]} within 2% of s3fifo "
           f"(at the reference's entry count), {tot[i] / 1e6:.3f} M backend lookups in all")
+
+# Density against the dense fill: bytes_used per entry cached at the end,
+# against what those entries take in full pages with their tables (live slot
+# bytes and bucket arrays); then where the rest is.  In brackets: the ratio
+# with the directory objects left out.
+def density(path):
+    t = json.load(open(path))["traces"][0]
+    b = t["bytes_parts"]
+    ent = max(1, t["nr_negative_end"] + t["nr_positive_end"])
+    live = sum(b[k] for k in ("negatives_probation_live", "negatives_main_live",
+                              "positives_probation_live", "positives_main_live"))
+    dense = live + b["buckets"]
+    empty = b["slab_negatives"] + b["slab_positives"] - live
+    return (b["total"] / ent, dense / ent, b["total"] / dense, (b["total"] - b["dirs"]) / dense,
+            b["dirs"] / b["total"], empty / b["total"], b["buckets"] / b["total"],
+            (b["ghosts"] + b["other"]) / b["total"])
+for i, build in enumerate(builds):
+    print(f"\nv{i + 1}'s density (medians of {runs} runs): bytes a cached entry, against the dense "
+          "fill of them\n")
+    print("| trace | limit | bytes an entry | dense fill | ratio (less directory objects) | "
+          "directory objects | empty slots | tables | ghosts and the rest |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    met = met_nd = 0
+    for row in rows:
+        name, pct, _ = row.rsplit("-", 2)
+        d = [density(f"{keep}/v{i + 1}-r{r}/{row}.json") for r in range(1, runs + 1)]
+        m = [statistics.median(x[k] for x in d) for k in range(8)]
+        met += m[2] <= 1.3
+        met_nd += m[3] <= 1.3
+        print(f"| {name} | {pct}% | {m[0]:.0f} | {m[1]:.0f} | {m[2]:.2f}x ({m[3]:.2f}x) | "
+              f"{m[4] * 100:.0f}% | {m[5] * 100:.0f}% | {m[6] * 100:.0f}% | {m[7] * 100:.0f}% |")
+    print(f"\nWithin 1.3x of the dense fill: {met} rows; without the directory objects: {met_nd}.")
 EOF
