@@ -151,6 +151,25 @@
  * probation, changed no row consistently (BENCHMARKS.md, issue 14, stop
  * 26). */
 #define LONE_HITS_TO_KEEP 2
+/* Hits since its insertion that promote a positive in probation to main:
+ * two.  The first hit most often follows the insertion in the same
+ * program's next system call (a stat then an open, an access then an
+ * exec): a correlated reference (LRU-K's, 2Q's), one use.  With one hit,
+ * every file a program stats then opens reached main and pushed out what
+ * was hit for good: tar-rm, whose reader stats and opens each source file
+ * once a pass, made more backend lookups than lru-mutex at 5-25% of its
+ * footprint, the chmods and locale files its processes hit all along
+ * evicted.  An entry evicted with one hit leaves a ghost: a name that
+ * comes back within a turnover still goes straight to main.  A negative
+ * needs one: a failed lookup is rarely repeated at once (a program tries
+ * the next path), and a client's useful negatives that come back once a
+ * round must be promoted to hold their place against scanners
+ * (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids:
+ * 58% of its lookups hit with two, all with one).  On the 36 replay
+ * rows: 35 at or under lru-mutex's backend lookups (32 with one), 29
+ * within 2% of s3fifo's (24), 0.4% fewer in all (BENCHMARKS.md, issue
+ * 14, stop 44). */
+#define POS_PROMOTE_HITS 2
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
 #define GHOST_MAX_SLOTS (1u << 24)
@@ -623,7 +642,7 @@ static void visit_probation(void *arg, void *obj)
 	if (!entry_key_copy(c, e, &key))
 		return;   /* dead: its free is on the way */
 	bool stale = !entry_is_current(c, e);
-	bool hit = !stale && entry_hits(e);
+	bool hit = !stale && entry_hits(e) >= (entry_kind_of(e) == ENT_POSITIVE ? POS_PROMOTE_HITS : 1);
 	if (!sp->all && (hit || (!stale && requeue_due(sp, e)))) {
 		/* promoted to main, or requeued: the copy lands in an open
 		 * page of its own class, the young end of the FIFO */
