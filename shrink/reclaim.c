@@ -235,6 +235,14 @@ static void spares_trim(struct shrink *sh, bool all)
 	slab_trim(cache_dir_slab(sh->c), all);
 }
 
+/* Every spare page back (a throttled call's, before it would wait), then
+ * bytes_used as reclaim sees it. */
+static size_t used_spares_trimmed(struct shrink *sh)
+{
+	spares_trim(sh, true);
+	return reclaim_used(sh);
+}
+
 /* Garbage for the worker: more than a few inline batches' worth (relaxed:
  * an estimate). */
 static bool worker_garbage_due(struct shrink *sh)
@@ -755,10 +763,8 @@ static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enoug
 	 * pages go before answers do.  (Before the cap followed the limit, a
 	 * cache lowered to its least limit stayed 71 KB past limit + slack
 	 * without this: bounds/a_lowered_limit_takes_the_spare_pages_back.) */
-	if (used > evict_past) {
-		spares_trim(sh, true);
-		used = reclaim_used(sh);
-	}
+	if (used > evict_past)
+		used = used_spares_trimmed(sh);
 	for (int round = 0; round < RECLAIM_INLINE_ROUNDS && used > evict_past; round++) {
 		size_t want = used - limit + slack / 4;
 		reclaim_evict(sh, want, want, UDC_PROBE_RECLAIM_THROTTLE);
@@ -766,19 +772,17 @@ static void reclaim_throttled(struct shrink *sh, size_t evict_past, size_t enoug
 		 * back before the call would wait for call_rcu's queue (twice,
 		 * 10 ms naps: a trickle at 256 KiB with the thread made 6,500
 		 * calls a second, 1.35 M without it; BENCHMARKS.md, issue 14,
-		 * stop 43). */
-		spares_trim(sh, true);
-		used = reclaim_used(sh);
+		 * stop 43), after each step: the eviction, the queued frees
+		 * landed, then the wait for the callbacks under way. */
+		used = used_spares_trimmed(sh);
 		if (used <= enough)
 			break;
 		frees_land(sh);
-		spares_trim(sh, true);
-		used = reclaim_used(sh);
+		used = used_spares_trimmed(sh);
 		if (used <= enough)
 			break;
 		frees_wait(sh);
-		spares_trim(sh, true);
-		used = reclaim_used(sh);
+		used = used_spares_trimmed(sh);
 	}
 	udc_mutex_unlock(&sh->lock);
 }
