@@ -89,6 +89,7 @@ bool entry_published(const struct udc_entry *e);
 bool entry_is_current(struct udc_cache *c, const struct udc_entry *e);   /* answers: current, not expired */
 enum entry_kind entry_kind_of(const struct udc_entry *e);
 uint8_t entry_hits(const struct udc_entry *e);
+bool entry_names_dir(const struct udc_entry *e);   /* a positive whose object is a directory */
 bool entry_dir_lone(const struct udc_entry *e);   /* the only holder of its directory object */
 uint8_t entry_client_tag(const struct udc_entry *e);   /* a negative's; 0 anonymous */
 uint32_t entry_deadline_of(const struct udc_entry *e);  /* 0: none (cache ticks) */

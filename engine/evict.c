@@ -99,6 +99,11 @@ enum entry_kind entry_kind_of(const struct udc_entry *e)
 	return (enum entry_kind)e->kind;
 }
 
+bool entry_names_dir(const struct udc_entry *e)
+{
+	return e->kind == ENT_POSITIVE && (e->type & POS_TYPE_MASK) == UDC_TYPE_DIR;
+}
+
 uint8_t entry_hits(const struct udc_entry *e)
 {
 	/* relaxed: see Ordering, hits */

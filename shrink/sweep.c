@@ -13,7 +13,8 @@
  * probation, or to main when their ghost is remembered (a refault).  The
  * sweeper takes the oldest pages of a queue (slab_sweep: oldest retired or
  * swept first) and visits their entries:
- *   probation: never hit -> evicted, a ghost left, unless it is a
+ *   probation: not hit (a file's positive: hit at most once,
+ *     promote_hits) -> evicted, a ghost left, unless it is a
  *     client's negative under its fair share (requeue_due: admit.c's
  *     shares, at most REQUEUE_MAX times, never anonymous, never when
  *     ageing) -> requeued (moved into an open page of its own class, the
@@ -151,8 +152,8 @@
  * probation, changed no row consistently (BENCHMARKS.md, issue 14, stop
  * 26). */
 #define LONE_HITS_TO_KEEP 2
-/* Hits since its insertion that promote a positive in probation to main:
- * two.  The first hit most often follows the insertion in the same
+/* Hits since its insertion that promote a file's positive in probation to
+ * main: two.  The first hit most often follows the insertion in the same
  * program's next system call (a stat then an open, an access then an
  * exec): a correlated reference (LRU-K's, 2Q's), one use.  With one hit,
  * every file a program stats then opens reached main and pushed out what
@@ -168,7 +169,16 @@
  * 58% of its lookups hit with two, all with one).  On the 36 replay
  * rows: 35 at or under lru-mutex's backend lookups (32 with one), 29
  * within 2% of s3fifo's (24), 0.4% fewer in all (BENCHMARKS.md, issue
- * 14, stop 44). */
+ * 14, stop 44).  A directory's name needs one, as a negative does: its
+ * hits are walks through it to other names, not one use seen twice, and
+ * with two, the directories a program uses twice a run (/etc for
+ * ld.so.preload then ld.so.cache, /lib for two libraries) went before
+ * its next run: make-build at half its footprint missed each copy's
+ * /etc, /lib, /usr/include, /dev/null and /home/user, which s3fifo at
+ * the same entries kept.  On the 36 rows: all at or under lru-mutex's
+ * backend lookups (34 with two; gcc at 5% 0.995x from 1.037x), 0.9%
+ * fewer in all; the rows at half the footprint gave back up to 6%
+ * (git-status, node-require) (BENCHMARKS.md, issue 14, stop 45). */
 #define POS_PROMOTE_HITS 2
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
@@ -632,6 +642,13 @@ static int relocate(struct sweep_pass *sp, struct udc_entry *e, const struct ent
 	return v;
 }
 
+/* The hits since insertion that promote @e from probation (see
+ * POS_PROMOTE_HITS): a file's two, a directory's or a negative's one. */
+static uint8_t promote_hits(const struct udc_entry *e)
+{
+	return entry_kind_of(e) == ENT_POSITIVE && !entry_names_dir(e) ? POS_PROMOTE_HITS : 1;
+}
+
 static void visit_probation(void *arg, void *obj)
 {
 	struct sweep_pass *sp = arg;
@@ -642,7 +659,7 @@ static void visit_probation(void *arg, void *obj)
 	if (!entry_key_copy(c, e, &key))
 		return;   /* dead: its free is on the way */
 	bool stale = !entry_is_current(c, e);
-	bool hit = !stale && entry_hits(e) >= (entry_kind_of(e) == ENT_POSITIVE ? POS_PROMOTE_HITS : 1);
+	bool hit = !stale && entry_hits(e) >= promote_hits(e);
 	if (!sp->all && (hit || (!stale && requeue_due(sp, e)))) {
 		/* promoted to main, or requeued: the copy lands in an open
 		 * page of its own class, the young end of the FIFO */
