@@ -326,7 +326,8 @@ int slab_relocate_to(struct slab *s, void *obj, unsigned cls, slab_move_fn move,
  * objects (as slab_relocate) until @budget units of work were done (one
  * per object handed to @move, SLAB_COMPACT_PAGE_COST per page isolated,
  * whose objects already waiting for a grace period are not counted as
- * its occupancy); emptied
+ * its occupancy; a page where more wait than could move is left until
+ * they land, unless the cursor stopped in it); emptied
  * pages go back after a grace period.  *@cursor (start at 0) is left
  * where the call stopped (a page and a slot: a page half visited resumes
  * there), or at 0 when no sparse page is left past it: so successive
