@@ -222,7 +222,7 @@ static inline uint64_t cursor_at(const struct slab_page *p, uint32_t i, uint32_t
 }
 
 /*
- * The oldest sparse PARTIAL page of @c of seq >= @min_seq, isolated, or
+ * The oldest sparse PARTIAL page of @c at or past @cursor, isolated, or
  * NULL: occupancy below half, counting only objects not already waiting
  * for a grace period (a page of those empties by itself: visiting it
  * again is work for nothing).  (Not "below the class average" as well:
@@ -239,8 +239,11 @@ static inline uint64_t cursor_at(const struct slab_page *p, uint32_t i, uint32_t
  * (slab.c's refill while compacting), so a page is never moved into a
  * candidate.
  */
-static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_seq)
+static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t cursor)
 {
+	uint64_t min_seq = cursor_seq(cursor);
+	bool resumed = (cursor & CURSOR_SLOT_MASK) != 0;   /* the last batch stopped in a page */
+
 	struct slab_page *p, *found = NULL;
 
 	pthread_mutex_lock(&c->lock);
@@ -248,7 +251,7 @@ static struct slab_page *isolate_sparse(struct slab_class *c, uint64_t min_seq)
 		uint32_t movable = slab_page_movable(p);
 		if (p->state == SLAB_PARTIAL && p->seq >= min_seq && movable > 0 &&
 		    2 * movable < p->capacity &&
-		    (p->seq == min_seq || slab_page_live(p) - movable <= movable)) {
+		    ((resumed && p->seq == min_seq) || slab_page_live(p) - movable <= movable)) {
 			isolate_locked(p);
 			found = p;
 			break;
@@ -274,7 +277,7 @@ size_t slab_compact(struct slab *s, unsigned cls, size_t budget, uint64_t *curso
 		 * first slots may wait for a grace period (a mass removal's),
 		 * and a batch that began there again each time spent its
 		 * budget on them and never reached the survivors behind. */
-		struct slab_page *p = isolate_sparse(&s->cls[cls], cursor_seq(*cursor));
+		struct slab_page *p = isolate_sparse(&s->cls[cls], *cursor);
 		if (!p) {
 			*cursor = 0;
 			break;
