@@ -464,8 +464,7 @@ static size_t reclaim_evict(struct shrink *sh, size_t bytes, size_t enough, int 
 	if (entry_frees_queued(sh->c) >= bytes) {
 		size_t before = reclaim_used(sh);
 		frees_land(sh);
-		spares_trim(sh, true);
-		if (reclaim_used(sh) + bytes <= before)
+		if (used_spares_trimmed(sh) + bytes <= before)
 			return 0;
 	}
 	slab_hold_begin();
