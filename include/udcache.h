@@ -218,7 +218,8 @@ UDC_API const char *udc_version(void);
  * on top, where values are used: 1.6 times the open pages);
  * udc_set_memory_limit() keeps them.  Emptied pages are kept for reuse as
  * many as were made in the last 200 ms, or second while bytes_used is
- * under 3/4 of the limit, within 1/16 of the limit and 512 pages a slab
+ * under 3/4 of the limit, within 1/16 of the limit (1/4 while under 3/4
+ * of it) and 512 pages a slab
  * (64 with UDC_CFG_NO_RECLAIM_THREAD: nothing gives them back while the
  * cache idles), counted in bytes_used; the rest go back to the OS at once,
  * and the kept ones within a second of the demand stopping

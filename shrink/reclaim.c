@@ -611,10 +611,11 @@ static size_t reclaim_land(size_t limit)
 }
 
 /* Up to where the spare pages follow a second's demand (slab_set_roomy), not
- * 200 ms's: three quarters of the limit.  They are at most a 16th of it
- * (sweep.c, RETAINED_SHARE_DIV), so that a cache that keeps them all stays
- * under 13/16 of the limit, and under the low watermark: its spare pages
- * never cost an entry. */
+ * 200 ms's, up to a quarter of the limit (sweep.c, RETAINED_ROOMY_DIV):
+ * three quarters of the limit.  Past it they are at most a 16th
+ * (RETAINED_SHARE_DIV), the slabs giving back the rest when told, so that
+ * a cache that keeps them all stays under 13/16 of the limit, and under
+ * the low watermark: its spare pages never cost an entry. */
 static size_t reclaim_roomy(size_t limit)
 {
 	return limit - limit / 4;

@@ -91,6 +91,13 @@
 #define SWEEP_OPEN_MAX_MS 1000        /* an open page not filled in this long gets swept */
 #define OPEN_SHARE_DIV 64             /* open pages: at most 1/64 of the limit */
 #define RETAINED_SHARE_DIV 16         /* retained pages: at most 1/16 of it, in both slabs */
+/* While the cache is roomy (under 3/4 of its limit: reclaim.c's
+ * reclaim_roomy), at most 1/4: the pages a churn's grace periods empty
+ * come back in bursts that a 16th's cap sent to the OS at a small limit
+ * the cache was far under (at 16 MiB, 12,600 madvise calls and 33,900
+ * page faults in 3 s of churn, 0.6x lru-mutex's throughput; issue 16,
+ * stop 46).  Past the mark the slabs give back what is over a 16th. */
+#define RETAINED_ROOMY_DIV 4
 #define RETAINED_MIN 2                /* empty pages a slab may keep for reuse: 2..512 */
 #define RETAINED_MAX 512              /* 32 MiB of 64 KiB pages: a 1 GiB limit's share */
 /* Without the reclaim thread, nothing gives spare pages back while the
@@ -388,10 +395,12 @@ void sweep_destroy(struct shrink *sh)
 	atomic_store_explicit(&sh->ghosts, NULL, memory_order_relaxed);
 }
 
-/* The retained pages a slab of @page_size pages keeps at @limit. */
-static size_t retained_for(const struct shrink *sh, size_t limit, size_t page_size)
+/* The retained pages a slab of @page_size pages keeps at @limit, with
+ * @share_div-th of it for both slabs. */
+static size_t retained_for(const struct shrink *sh, size_t limit, size_t page_size,
+			   size_t share_div)
 {
-	size_t spare = limit / RETAINED_SHARE_DIV / 2 / page_size;
+	size_t spare = limit / share_div / 2 / page_size;
 	size_t most = sh->no_thread ? RETAINED_MAX_UNTRIMMED : RETAINED_MAX;
 
 	return spare < RETAINED_MIN ? RETAINED_MIN : spare > most ? most : spare;
@@ -403,7 +412,9 @@ static void retained_follow(struct shrink *sh, size_t limit)
 {
 	for (enum entry_kind k = ENT_NEGATIVE; k <= ENT_POSITIVE; k++) {
 		struct slab *s = cache_slab(sh->c, k);
-		slab_set_retained_max(s, retained_for(sh, limit, slab_page_size(s)));
+		size_t page = slab_page_size(s);
+		slab_set_retained_max(s, retained_for(sh, limit, page, RETAINED_SHARE_DIV),
+				      retained_for(sh, limit, page, RETAINED_ROOMY_DIV));
 	}
 }
 
@@ -475,7 +486,8 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsi
 	 * to 4 KiB first, then slots go (a tiny cache on many CPUs).  The
 	 * retained pages (reuse without page faults; slab_trim gives back
 	 * the ones not reused, and no more are kept than were made lately)
-	 * within RETAINED_SHARE_DIV-th: the pages a churn's grace periods
+	 * within RETAINED_SHARE_DIV-th (RETAINED_ROOMY_DIV-th while the
+	 * cache is roomy): the pages a churn's grace periods
 	 * empty come back in bursts, and a burst past the cap went to the OS
 	 * (madvise, a TLB shootdown each) to be faulted in again a moment
 	 * later (at 16 MiB, 16 pages a slab: 15,000 of 15,100 pages made in a
@@ -489,7 +501,6 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsi
 		shift--;
 	while (cpus > 1 && ((size_t)cpus * 2 * common) << shift > budget)
 		cpus--;
-	size_t retained = retained_for(sh, limit, (size_t)1 << shift);
 	udc_assert(2 * n <= SLAB_MAX_CLASSES);
 	memset(out, 0, sizeof(*out));
 	out->nr_classes = 2 * n;
@@ -497,7 +508,8 @@ void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsi
 		out->class_size[2 * i] = out->class_size[2 * i + 1] = sizes[i];
 		out->fifo_mask |= 1u << (2 * i);   /* probation: filled once, a FIFO */
 	}
-	out->retained_max = retained;
+	out->retained_max = retained_for(sh, limit, (size_t)1 << shift, RETAINED_SHARE_DIV);
+	out->retained_roomy_max = retained_for(sh, limit, (size_t)1 << shift, RETAINED_ROOMY_DIV);
 	out->page_shift = shift;
 	out->nr_cpus = cpus;
 	sh->open_reserve += ((size_t)cpus * common) << shift;   /* see reclaim_over */

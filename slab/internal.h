@@ -220,9 +220,10 @@ struct slab {
 	_Atomic uint64_t kept;
 
 	pthread_mutex_t retained_lock; /* protects retained, nr_retained, retained_low, demand*,
-					* retained_max */
+					* retained_max, retained_roomy_max */
 	struct cds_list_head retained; /* empty pages, linked through link */
 	size_t retained_max;	       /* the most kept (slab_set_retained_max) */
+	size_t retained_roomy_max;     /* the same while roomy, >= retained_max */
 	int64_t nr_retained;
 	int64_t retained_low;	       /* fewest retained since the last slab_trim */
 	uint64_t demand_ms;	       /* the current demand window's start (slab_now_ms) */
@@ -266,6 +267,8 @@ uint32_t slab_page_collect(struct slab_page *p);
 void *slab_page_pop(struct slab_page *p);
 int slab_page_check(const struct slab_page *p, bool quiescent, char *why, size_t n);
 void slab_page_free_mem(struct slab *s, struct slab_page *p);
+/* Give back the spare pages past the cap of now (roomy or not); how many. */
+size_t slab_retained_fit(struct slab *s);
 
 static inline struct slab_page *slab_page_hdr(const struct slab *s, const void *obj)
 {

@@ -187,6 +187,13 @@ static uint64_t retained_want_locked(struct slab *s, bool roomy)
 	return want;
 }
 
+/* The most spare pages kept now: more while the owner has room;
+ * retained_lock held. */
+static size_t retained_cap_locked(struct slab *s)
+{
+	return slab_roomy(s) ? s->retained_roomy_max : s->retained_max;
+}
+
 /* Take @k retained pages off onto @surplus; retained_lock held. */
 static size_t retained_take_locked(struct slab *s, int64_t k, struct cds_list_head *surplus)
 {
@@ -222,20 +229,30 @@ size_t slab_trim(struct slab *s, bool all)
 	 * them: issue 16, stop 37.) */
 	int64_t keep = slab_roomy(s) ? (int64_t)retained_want_locked(s, true) : 0;
 	int64_t k = all ? s->nr_retained : s->retained_low > keep ? s->retained_low - keep : 0;
-	size_t n = retained_take_locked(s, k, &surplus);
+	int64_t past = s->nr_retained - (int64_t)retained_cap_locked(s);   /* kept while roomy */
+	size_t n = retained_take_locked(s, k > past ? k : past, &surplus);
 	s->retained_low = s->nr_retained;
 	pthread_mutex_unlock(&s->retained_lock);
 	surplus_free(s, &surplus);
 	return n;
 }
 
-size_t slab_set_retained_max(struct slab *s, size_t max)
+size_t slab_set_retained_max(struct slab *s, size_t max, size_t roomy_max)
+{
+	pthread_mutex_lock(&s->retained_lock);
+	s->retained_max = max;
+	s->retained_roomy_max = roomy_max > max ? roomy_max : max;
+	pthread_mutex_unlock(&s->retained_lock);
+	return slab_retained_fit(s);
+}
+
+size_t slab_retained_fit(struct slab *s)
 {
 	CDS_LIST_HEAD(surplus);
 
 	pthread_mutex_lock(&s->retained_lock);
-	s->retained_max = max;
-	size_t n = retained_take_locked(s, s->nr_retained - (int64_t)max, &surplus);
+	size_t n = retained_take_locked(s, s->nr_retained - (int64_t)retained_cap_locked(s),
+					&surplus);
 	pthread_mutex_unlock(&s->retained_lock);
 	surplus_free(s, &surplus);
 	return n;
@@ -383,7 +400,7 @@ void slab_page_free_dead(struct slab_page *p)
 	 * come back as its next ones, without page faults), at most
 	 * retained_max; with no demand (removals only), they go back now. */
 	uint64_t want = retained_want_locked(s, slab_roomy(s));
-	if ((size_t)s->nr_retained < s->retained_max && (uint64_t)s->nr_retained < want) {
+	if ((size_t)s->nr_retained < retained_cap_locked(s) && (uint64_t)s->nr_retained < want) {
 		cds_list_add(&p->link, &s->retained);
 		s->nr_retained++;
 		p = NULL;

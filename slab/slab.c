@@ -181,6 +181,8 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	s->nr_classes = n;
 	s->retained_max = cfg ? cfg->retained_max : 0;
+	s->retained_roomy_max = cfg && cfg->retained_roomy_max > s->retained_max ?
+					cfg->retained_roomy_max : s->retained_max;
 	for (unsigned i = 0; i < n; i++) {
 		struct slab_class *c = &s->cls[i];
 		if (class_layout(c, sizes[i], s->page_size) || (i && sizes[i] < sizes[i - 1])) {
@@ -467,8 +469,13 @@ void slab_set_landing(struct slab *s, bool on)
 void slab_set_roomy(struct slab *s, bool on)
 {
 	/* relaxed: as slab_set_landing */
-	if (atomic_load_explicit(&s->roomy, memory_order_relaxed) != on)
-		atomic_store_explicit(&s->roomy, on, memory_order_relaxed);
+	if (atomic_load_explicit(&s->roomy, memory_order_relaxed) == on)
+		return;
+	atomic_store_explicit(&s->roomy, on, memory_order_relaxed);
+	/* The spare pages kept for the room that is no more go now, not at
+	 * the next trim: the owner's bound would evict for them meanwhile. */
+	if (!on)
+		slab_retained_fit(s);
 }
 
 size_t slab_queued_bytes(struct slab *s)
@@ -1111,7 +1118,7 @@ fail_locked:
 	}
 	pthread_mutex_lock(&s->retained_lock);
 	int64_t retained = s->nr_retained, listed = 0;
-	size_t retained_max = s->retained_max;
+	size_t retained_max = s->retained_roomy_max;
 	struct slab_page *p;
 	cds_list_for_each_entry(p, &s->retained, link)
 		listed++;

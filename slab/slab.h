@@ -56,6 +56,9 @@ struct slab_config {
 	/* Empty pages kept for reuse instead of being given back (0: none);
 	 * slab_trim gives back the ones not reused. */
 	size_t retained_max;
+	/* The same while the owner says it has room (slab_set_roomy): more
+	 * (0 or less: retained_max). */
+	size_t retained_roomy_max;
 	/* Pages of 1 << page_shift bytes, SLAB_PAGE_SHIFT_MIN..MAX (0: MAX).
 	 * A class's objects must fit eight to a page. */
 	unsigned page_shift;
@@ -194,9 +197,11 @@ bool slab_landing(struct slab *s);
 /*
  * Roomy on or off: the owner has room for the spare pages (retained,
  * below) that the last second's page demand asks for, not only the last
- * 200 ms's (the default: a slab whose owner says nothing, or one near
- * its limit, where spare pages take the room of live objects).  A flag,
- * read relaxed, as landing's.
+ * 200 ms's, up to retained_roomy_max, not retained_max (off is the
+ * default: a slab whose owner says nothing, or one near its limit, where
+ * spare pages take the room of live objects).  Turned off, the slab
+ * gives back the spare pages past retained_max at once.  A flag, read
+ * relaxed, as landing's.
  */
 void slab_set_roomy(struct slab *s, bool on);
 /* The objects' bytes freed through call_rcu and not yet back (an
@@ -385,9 +390,10 @@ size_t slab_bytes(struct slab *s);
  */
 size_t slab_trim(struct slab *s, bool all);
 
-/* At most @n retained pages from now on (the owner's limit changed); the
- * ones past it go back now.  Returns the pages given back. */
-size_t slab_set_retained_max(struct slab *s, size_t n);
+/* At most @n retained pages from now on, @roomy_n while roomy (the
+ * owner's limit changed); the ones past it go back now.  Returns the
+ * pages given back. */
+size_t slab_set_retained_max(struct slab *s, size_t n, size_t roomy_n);
 
 /* Zeroed memory for an owner's big arrays (hash tables) from the pages'
  * arena, whose freed memory leaves RSS at once; NULL when out of memory.
