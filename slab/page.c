@@ -397,8 +397,9 @@ void slab_page_free_dead(struct slab_page *p)
 	atomic_fetch_sub_explicit(&s->nr_pending, 1, memory_order_relaxed);
 	pthread_mutex_lock(&s->retained_lock);
 	/* Kept for reuse as many as pages were made lately (a churn's pages
-	 * come back as its next ones, without page faults), at most
-	 * retained_max; with no demand (removals only), they go back now. */
+	 * come back as its next ones, without page faults), at most the
+	 * cap of the moment (retained_cap_locked); with no demand (removals
+	 * only), they go back now. */
 	uint64_t want = retained_want_locked(s, slab_roomy(s));
 	if ((size_t)s->nr_retained < retained_cap_locked(s) && (uint64_t)s->nr_retained < want) {
 		cds_list_add(&p->link, &s->retained);
