@@ -233,6 +233,19 @@ static void *xt_thread(void *p)
 	return NULL; /* exit: open pages retired, the batch handed to call_rcu */
 }
 
+/* Fill @n objects' pages of class 0 and empty them (all freed, the open
+ * pages retired and their frees landed); @st: the stats after. */
+static void fill_and_empty(struct slab *s, void **objs, unsigned n, struct slab_stats *st)
+{
+	for (unsigned i = 0; i < n; i++)
+		cr_assert_not_null(objs[i] = slab_alloc(s, 0));
+	for (unsigned i = 0; i < n; i++)
+		slab_free_now(s, objs[i]);
+	slab_release_open(s, UINT64_MAX);
+	slab_rcu_barrier(s);
+	slab_stats(s, st);
+}
+
 /* The retained pages' cap follows the owner's limit: lowered, the pages
  * past it go back at once, and no more are kept afterwards; raised, as
  * many as the new cap are kept again. */
@@ -249,13 +262,7 @@ Test(slab, a_lowered_retained_cap_gives_pages_back)
 	rcu_register_thread();
 	struct slab *s = mk(CAP);
 	for (unsigned round = 0; round < 3; round++) {
-		for (unsigned i = 0; i < N; i++)
-			cr_assert_not_null(objs[i] = slab_alloc(s, 0));
-		for (unsigned i = 0; i < N; i++)
-			slab_free_now(s, objs[i]);
-		slab_release_open(s, UINT64_MAX);
-		slab_rcu_barrier(s);
-		slab_stats(s, &st);
+		fill_and_empty(s, objs, N, &st);
 		size_t cap = round == 1 ? LOW : CAP;
 		cr_assert_leq(st.retained_pages, cap, "round %u: %llu retained, cap %zu", round,
 			      (unsigned long long)st.retained_pages, cap);
@@ -301,13 +308,7 @@ Test(slab, the_spare_pages_follow_the_room)
 	for (unsigned round = 0; round < 3; round++) {
 		bool roomy = round != 2;
 		slab_set_roomy(s, roomy);
-		for (unsigned i = 0; i < N; i++)
-			cr_assert_not_null(objs[i] = slab_alloc(s, 0));
-		for (unsigned i = 0; i < N; i++)
-			slab_free_now(s, objs[i]);
-		slab_release_open(s, UINT64_MAX);
-		slab_rcu_barrier(s);
-		slab_stats(s, &st);
+		fill_and_empty(s, objs, N, &st);
 		cr_assert_leq(st.retained_pages, roomy ? ROOMY : TIGHT, "round %u: %llu retained",
 			      round, (unsigned long long)st.retained_pages);
 		if (!roomy)
