@@ -44,9 +44,9 @@
  * from averages over the last windows, a point or more by how far apart
  * the two rates are (adapt_share).
  *
- * Ghosts: a table of 16-bit fingerprints indexed by the name hash, 0.9
- * of a slot per entry the cache holds when evictions run (so it remembers
- * about S3-FIFO's ghost queue's evictions), at most one per 64 bytes of the limit
+ * Ghosts: a table of 16-bit fingerprints indexed by the name hash, about
+ * one slot per entry the cache holds when evictions run (so it remembers
+ * about one turnover of evictions), at most one per 64 bytes of the limit
  * (3% of it); small until the first eviction, grown by the sweeper and
  * made smaller when the limit falls.  A false refault (a new name matching
  * a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot
@@ -187,40 +187,22 @@
  * fewer in all; the rows at half the footprint gave back up to 6%
  * (git-status, node-require) (BENCHMARKS.md, issue 14, stop 45). */
 #define POS_PROMOTE_HITS 2
-/* The ghosts' slots: 9/10 of the entries the cache holds, S3-FIFO's
- * |G| = |M|, rounded up to one of four sizes a doubling (0.9-1.125 of
- * them).  A slot keeps the last of the names hashed to it, so the table
- * remembers about as many evictions as it has slots.  The next power of
- * two above the entries (1-2 of them, as it fell) let names evicted a
- * whole pass earlier come back to main as refaults (make-build x1924 at
- * half its footprint: 35,500 refaults a run against s3fifo's 5,200), and
- * main, full of them, evicted the directories each copy uses once a
- * pass, which s3fifo kept.  On the 36 replay rows: 0.5% fewer backend
- * lookups in all, 4-8% fewer at half the footprint (git-status, gcc,
- * perl-modules, make-build), up to 1.1% more at 10-25%.  With 3/4, 0.9%
- * fewer, but a victim's negatives were all lost to rotating ids over
- * twelve turnovers between its looks
- * (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids:
- * its names no longer refaulted once), where 9/10 keeps them all
- * (BENCHMARKS.md, issue 14, stop 46). */
-#define GHOST_SHARE_NUM 9
-#define GHOST_SHARE_DEN 10
-#define GHOST_BYTES_PER_SLOT 64       /* of the limit: at most one slot per 64 bytes */
+#define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
 #define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
 #define GHOST_MAX_SLOTS (1u << 24)
 
 /* ------------------------------------------------------------------ */
 /* ghosts */
 
-/* The slots are an allocation of their own, of one of jemalloc's size
- * classes (ghost_size): with the header in it, 2^21 slots (4 MiB + 32
- * bytes) took jemalloc's 5 MiB size class, a quarter of it wasted,
- * counted in bytes_used and not in the room its growth waited for. */
+/* The slots are an allocation of their own, a power of two bytes: with
+ * the header in it, 2^21 slots (4 MiB + 32 bytes) took jemalloc's 5 MiB
+ * size class, a quarter of it wasted, counted in bytes_used and not in
+ * the room its growth waited for. */
 struct ghost_table {
 	struct rcu_head rcu;        /* the free of a replaced table */
 	struct shrink *sh;
-	uint32_t n;                 /* slots (ghost_size: any number) */
-	_Atomic uint16_t *slot;     /* n fingerprints, 0 = empty */
+	uint32_t mask;              /* slots - 1 */
+	_Atomic uint16_t *slot;     /* mask + 1 fingerprints, 0 = empty */
 };
 
 static size_t ghost_slots_bytes(uint32_t slots)
@@ -239,23 +221,15 @@ static uint16_t ghost_fp(uint64_t hash)
 	return (uint16_t)(hash >> 48) | 1;   /* never 0, the empty slot */
 }
 
-/* The slot of @hash in a table of @n: its low 32 bits scaled to n (the
- * fingerprint is the top 16), so that n need not be a power of two. */
-static uint32_t ghost_index(uint64_t hash, uint32_t n)
-{
-	return (uint32_t)(((hash & 0xffffffffu) * (uint64_t)n) >> 32);
-}
-
-/* A table of @n slots holding what it can of @old's ghosts (slot j takes
- * the old slot its hashes had, j scaled to the old size; at the edges
- * of the old slots a ghost may be lost); NULL on ENOMEM, or when a
+/* A table of @n slots (a power of two) holding what it can of @old's
+ * ghosts (slot j takes old slot j & old mask); NULL on ENOMEM, or when a
  * larger one would pass the bound (mem_alloc).  A smaller one is made
  * past it (it replaces @old: mem_alloc_over). */
 static struct ghost_table *ghost_table_new(struct shrink *sh, uint32_t n,
 					   const struct ghost_table *old)
 {
 	void *(*alloc)(struct udc_cache *, size_t) =
-		old && n < old->n ? mem_alloc_over : mem_alloc;
+		old && n < old->mask + 1 ? mem_alloc_over : mem_alloc;
 	struct ghost_table *g = alloc(sh->c, sizeof(*g));
 
 	if (!g)
@@ -266,19 +240,18 @@ static struct ghost_table *ghost_table_new(struct shrink *sh, uint32_t n,
 		return NULL;
 	}
 	g->sh = sh;
-	g->n = n;
+	g->mask = n - 1;
 	for (uint32_t i = 0; i < n; i++)
 		/* relaxed: copied while clients may still write the old one */
-		atomic_init(&g->slot[i],
-			    old ? atomic_load_explicit(&old->slot[(uint64_t)i * old->n / n],
-						       memory_order_relaxed)
-				: 0);
+		atomic_init(&g->slot[i], old ? atomic_load_explicit(&old->slot[i & old->mask],
+								     memory_order_relaxed)
+					     : 0);
 	return g;
 }
 
 static void ghost_table_free(struct ghost_table *g)
 {
-	mem_free(g->sh->c, (void *)g->slot, ghost_slots_bytes(g->n));
+	mem_free(g->sh->c, (void *)g->slot, ghost_slots_bytes(g->mask + 1));
 	mem_free(g->sh->c, g, sizeof(*g));
 }
 
@@ -297,33 +270,25 @@ static uint32_t ghost_min_slots(size_t limit)
 	return n;
 }
 
-/* The table sizes: four steps a doubling (2^k, then 1.25, 1.5 and 1.75
- * times it), @n rounded up or down to one.  Their bytes are jemalloc's
- * size classes (no slack counted in bytes_used), and a cache that fills
- * resizes its table a few times a doubling. */
-static uint32_t ghost_size(uint64_t n, bool up)
-{
-	if (n <= 8)
-		return (uint32_t)n;
-	uint64_t step = 1ull << (61 - __builtin_clzll(n - 1));   /* a quarter of n's power of two */
-
-	return (uint32_t)(up ? (n + step - 1) & ~(step - 1) : n & ~(step - 1));
-}
-
-/* The slots ghosts should have now: 9/10 of the entries the cache holds
- * (it is full when reclaim runs), rounded up to a size, at most one per
- * 64 bytes of the limit. */
+/* The slots ghosts should have now: about one per entry the cache holds
+ * (it is full when reclaim runs), at most one per 64 bytes of the limit. */
 static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
 {
-	uint64_t most = ghost_size(limit / GHOST_BYTES_PER_SLOT, false);
+	size_t most = limit / GHOST_BYTES_PER_SLOT;
 	uint64_t entries = (uint64_t)cache_nr_entries(c);
 	uint32_t n = ghost_min_slots(limit);
-	uint64_t want = ghost_size(entries * GHOST_SHARE_NUM / GHOST_SHARE_DEN, true);
 
-	if (want <= n || most <= n)
+	if (n >= entries || 2 * (size_t)n > most)
 		return n;
-	want = want < most ? want : most;
-	return (uint32_t)(want < GHOST_MAX_SLOTS ? want : GHOST_MAX_SLOTS);
+	/* The doubling of n while under the entries, within most and the
+	 * cap, without a loop (every call asks: sweep_ghosts_growth):
+	 * n's shift to the entries' power of two, and to most's. */
+	unsigned up = (unsigned)(64 - __builtin_clzll(entries - 1)) - (unsigned)__builtin_ctz(n);
+	unsigned room = (unsigned)(63 - __builtin_clzll(most)) - (unsigned)__builtin_ctz(n);
+	unsigned cap = (unsigned)__builtin_ctz(GHOST_MAX_SLOTS) - (unsigned)__builtin_ctz(n);
+	unsigned k = up < room ? up : room;
+
+	return n << (k < cap ? k : cap);
 }
 
 /* Replace the table by one of @n slots: 0, or -ENOMEM and nothing changed.
@@ -334,7 +299,7 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
 	lock_assert_held(&sh->lock);
 	struct ghost_table *old = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 
-	if (old->n == n)
+	if (old->mask + 1 == n)
 		return 0;
 	struct ghost_table *g = ghost_table_new(sh, n, old);
 	if (!g)
@@ -361,11 +326,9 @@ size_t sweep_ghosts_growth(struct shrink *sh)
 	 * under us: its size is kept apart); sweep_ghosts_grow looks again */
 	uint32_t have = atomic_load_explicit(&sh->ghost_slots, memory_order_relaxed);
 
-	/* Every call asks: the common answer without the sizes (a table of
-	 * at least the smallest slots and its share of the entries wants
-	 * none) */
-	if (have >= GHOST_MIN_SLOTS &&
-	    (uint64_t)cache_nr_entries(sh->c) * GHOST_SHARE_NUM / GHOST_SHARE_DEN <= have)
+	/* Every call asks: the common answer without the doubling (a table
+	 * of at least the smallest slots and one slot per entry wants none) */
+	if (have >= GHOST_MIN_SLOTS && (uint64_t)cache_nr_entries(sh->c) <= have)
 		return 0;
 	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 
@@ -403,7 +366,7 @@ void sweep_ghosts_grow(struct shrink *sh, size_t room)
 	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 
 	/* Not now if it does not fit; -ENOMEM keeps the size: fewer ghosts. */
-	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->n &&
+	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1 &&
 	    ghost_table_bytes(want) <= room)
 		ghost_resize(sh, want);
 }
@@ -462,7 +425,7 @@ int sweep_limit_changed(struct shrink *sh, size_t limit)
 	uint32_t n = ghost_slots_wanted(sh->c, limit);
 
 	/* Only smaller now: growing waits for evictions (sweep_reclaim). */
-	int err = n < g->n ? ghost_resize(sh, n) : 0;
+	int err = n < g->mask + 1 ? ghost_resize(sh, n) : 0;
 	if (!err)
 		retained_follow(sh, limit);
 	return err;
@@ -474,7 +437,7 @@ static void ghost_put(struct shrink *sh, uint64_t hash)
 	/* acquire: pairs with the release store in ghost_resize */
 	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
 	/* relaxed: see Locking */
-	atomic_store_explicit(&g->slot[ghost_index(hash, g->n)], ghost_fp(hash), memory_order_relaxed);
+	atomic_store_explicit(&g->slot[hash & g->mask], ghost_fp(hash), memory_order_relaxed);
 	rcu_read_unlock();
 }
 
@@ -487,7 +450,7 @@ static bool ghost_take(struct shrink *sh, uint64_t hash, enum entry_kind kind)
 	rcu_read_lock();   /* the table stays until our unlock */
 	/* acquire: pairs with the release store in ghost_resize */
 	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
-	_Atomic uint16_t *slot = &g->slot[ghost_index(hash, g->n)];
+	_Atomic uint16_t *slot = &g->slot[hash & g->mask];
 	/* relaxed: see Locking */
 	hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
 	if (hit)
