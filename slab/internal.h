@@ -270,6 +270,12 @@ void slab_page_free_mem(struct slab *s, struct slab_page *p);
 /* Give back the spare pages past the cap of now (roomy or not); how many. */
 size_t slab_retained_fit(struct slab *s);
 
+/* The roomy cap given the tight one: never below it (0: the same). */
+static inline size_t slab_retained_roomy(size_t max, size_t roomy_max)
+{
+	return roomy_max > max ? roomy_max : max;
+}
+
 static inline struct slab_page *slab_page_hdr(const struct slab *s, const void *obj)
 {
 	return (struct slab_page *)((uintptr_t)obj & ~(uintptr_t)(s->page_size - 1));

@@ -241,7 +241,7 @@ size_t slab_set_retained_max(struct slab *s, size_t max, size_t roomy_max)
 {
 	pthread_mutex_lock(&s->retained_lock);
 	s->retained_max = max;
-	s->retained_roomy_max = roomy_max > max ? roomy_max : max;
+	s->retained_roomy_max = slab_retained_roomy(max, roomy_max);
 	pthread_mutex_unlock(&s->retained_lock);
 	return slab_retained_fit(s);
 }

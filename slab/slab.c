@@ -44,6 +44,10 @@
  *   callback into the owner, synchronize_rcu or call_rcu.  A held pass
  *   takes the slots' batches with a trylock only (slab_rcu_flush_own: the
  *   reclaimer holds shrink_lock, and an allocator may wait for it).
+ *   retained_lock is taken alone too: slab_set_roomy turned off gives
+ *   back the spare pages past the tight cap at once (jemalloc's free and
+ *   the owner's charge under no lock of ours), so its caller holds none
+ *   of the slab's locks (the owner calls it after a call's work).
  *   flight_lock (a leaf) protects the flight list (common/rcu_flight.h);
  *   it is taken by batch_queue, the callbacks and the landers.
  *
@@ -181,8 +185,8 @@ struct slab *slab_create(const struct slab_config *cfg)
 	}
 	s->nr_classes = n;
 	s->retained_max = cfg ? cfg->retained_max : 0;
-	s->retained_roomy_max = cfg && cfg->retained_roomy_max > s->retained_max ?
-					cfg->retained_roomy_max : s->retained_max;
+	s->retained_roomy_max = slab_retained_roomy(s->retained_max,
+						    cfg ? cfg->retained_roomy_max : 0);
 	for (unsigned i = 0; i < n; i++) {
 		struct slab_class *c = &s->cls[i];
 		if (class_layout(c, sizes[i], s->page_size) || (i && sizes[i] < sizes[i - 1])) {
