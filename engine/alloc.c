@@ -443,7 +443,8 @@ static struct udc_entry *entry_alloc_once(struct udc_cache *c, enum entry_kind k
 
 	udc_assert(cls >= 0 && x->vlen <= UDC_VALUE_MAX &&
 		   (!(extras & (EXTRA_VALUE | EXTRA_LISTED)) || kind == ENT_POSITIVE));
-	struct udc_entry *e = slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash));
+	struct udc_entry *e =
+		slab_alloc(s, shrink_entry_class(c->shrink, kind, (unsigned)cls, hash, x->client));
 	if (!e)
 		return NULL;
 	if (__builtin_expect(!name_node_linkable(&e->node), 0)) {
@@ -457,6 +458,8 @@ static struct udc_entry *entry_alloc_once(struct udc_cache *c, enum entry_kind k
 	 * page retired from its cpu slot meanwhile reads published (0) only. */
 	e->kind = kind;
 	e->len = (uint8_t)len;
+	if (kind == ENT_NEGATIVE)
+		neg_client_set(e, x->client);
 	char *dst = kind == ENT_POSITIVE ? ((struct udc_pos *)e)->name : ((struct udc_neg *)e)->name;
 	if (!extras && name_fits_inline(kind, len, 0)) {
 		memcpy(dst, name, len);

@@ -476,6 +476,7 @@ struct entry_extra {
 	size_t vlen;
 	uint32_t deadline;
 	bool listed;                      /* a place in its directory's listing (listing_wanted) */
+	uint8_t client;                   /* a negative's client tag (shrink_client_tag) */
 };
 /* In the class the policy chooses for @hash (shrink_entry_class); @x may
  * be NULL (nothing beside the name).  Within the bound, as

@@ -529,13 +529,14 @@ static struct udc_entry *pos_alloc(struct udc_cache *c, const struct name_op *op
 static struct udc_entry *neg_alloc(struct udc_cache *c, const struct name_op *op, uint8_t tag,
 				   uint32_t ttl_ms)
 {
-	const struct entry_extra x = { .deadline = cache_deadline_for(c, ENT_NEGATIVE, ttl_ms) };
+	const struct entry_extra x = {
+		.deadline = cache_deadline_for(c, ENT_NEGATIVE, ttl_ms),
+		.client = tag,
+	};
 	struct udc_entry *e = entry_alloc(c, ENT_NEGATIVE, op->k.name, op->k.len, op->hash, &x);
 
-	if (e) {
+	if (e)
 		e->dir = op->d;
-		neg_client_set(e, tag);
-	}
 	return e;
 }
 

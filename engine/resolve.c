@@ -235,10 +235,9 @@ static struct udc_entry *answer_entry(struct udc_cache *c, struct udc_dir *d,
 		if (dir_admits_negative(c, d, tag)) {
 			const struct entry_extra x = {
 				.deadline = cache_deadline_for(c, ENT_NEGATIVE, ttl_ms),
+				.client = tag,
 			};
 			fresh = entry_alloc(c, ENT_NEGATIVE, k->name, k->len, hash, &x);
-			if (fresh)
-				neg_client_set(fresh, tag);
 		} else {
 			stat_add(thread_stats(c), declined, 1);
 			UDC_PROBE(decline, k->dir, call ? call->client : 0);

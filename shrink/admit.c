@@ -190,6 +190,12 @@ void admit_evicted(struct shrink *sh, uint8_t tag)
 		atomic_fetch_add_explicit(&sh->client_evicted[tag], 1, memory_order_relaxed);
 }
 
+void admit_returned(struct shrink *sh, uint8_t tag, unsigned uses)
+{
+	/* relaxed: see Ordering */
+	atomic_fetch_add_explicit(&sh->client_used[tag], uses, memory_order_relaxed);
+}
+
 bool admit_earned(struct shrink *sh, uint8_t tag)
 {
 	if (!tag)

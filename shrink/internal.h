@@ -208,6 +208,9 @@ void admit_promoted(struct shrink *sh, const struct udc_entry *e);
 bool admit_earned(struct shrink *sh, uint8_t tag);
 /* A negative of client @tag was evicted from probation unhit. */
 void admit_evicted(struct shrink *sh, uint8_t tag);
+/* Client @tag made again a name whose lasting ghost stands for @uses of
+ * its evicted names (sweep.c): that many uses. */
+void admit_returned(struct shrink *sh, uint8_t tag, unsigned uses);
 /* The fair shares of probation, [0] over the tags that have not earned
  * (anonymous one of them) and [1] over those that have: the mean of the
  * probationary negatives of the tags that have some (0 if none); has[i]:

@@ -37,9 +37,10 @@ void shrink_reclaimer_stop(struct shrink *sh);
 void shrink_slab_config(struct shrink *sh, const size_t *sizes, unsigned n, unsigned common,
 			struct slab_config *out);
 /* The class of a new entry of hash @hash whose size's probation class is
- * @cls: @cls, or its main class when the name's ghost was remembered. */
+ * @cls: @cls, or its main class when the name's ghost was remembered.
+ * @tag: a negative's client tag (0: anonymous, or a positive). */
 unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cls,
-			    uint64_t hash);
+			    uint64_t hash, uint8_t tag);
 
 /* ---- admission of negatives ---- */
 /* The tag of client id @client (0: anonymous, or no tag free). */

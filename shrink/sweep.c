@@ -44,14 +44,18 @@
  * from averages over the last windows, a point or more by how far apart
  * the two rates are (adapt_share).
  *
- * Ghosts: a table of 16-bit fingerprints indexed by the name hash, about
- * one slot per entry the cache holds when evictions run (so it remembers
- * about one turnover of evictions), at most one per 64 bytes of the limit
+ * Ghosts: a table of 16-bit fingerprints indexed by the name hash, 0.9
+ * of a slot per entry the cache holds when evictions run (so it remembers
+ * about S3-FIFO's ghost queue's evictions), at most one per 64 bytes of the limit
  * (3% of it); small until the first eviction, grown by the sweeper and
  * made smaller when the limit falls.  A false refault (a new name matching
  * a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot
  * holds its fingerprint takes it (refault) and goes straight to main
- * (shrink_entry_class).
+ * (shrink_entry_class).  Lasting ghosts, in a quarter as many slots,
+ * remember one in LASTING_SAMPLE of the clients' negatives evicted unhit
+ * from probation, for about 14 turnovers: a client's name found there
+ * credits its client with that many uses (admit.c's earning) and goes to
+ * probation.
  *
  * Trim (sweep_trim): a directory past its bound (admit.c) keeps its new
  * negatives, and loses its oldest that no lookup hit instead: a round
@@ -187,22 +191,57 @@
  * fewer in all; the rows at half the footprint gave back up to 6%
  * (git-status, node-require) (BENCHMARKS.md, issue 14, stop 45). */
 #define POS_PROMOTE_HITS 2
-#define GHOST_BYTES_PER_SLOT 64       /* of the limit: about one per entry the cache holds */
+/* The ghosts' slots: 9/10 of the entries the cache holds, S3-FIFO's
+ * |G| = |M|, rounded up to one of four sizes a doubling (0.9-1.125 of
+ * them).  A slot keeps the last of the names hashed to it, so the table
+ * remembers about as many evictions as it has slots.  The next power of
+ * two above the entries (1-2 of them, as it fell) let names evicted a
+ * whole pass earlier come back to main as refaults (make-build x1924 at
+ * half its footprint: 35,500 refaults a run against s3fifo's 5,200), and
+ * main, full of them, evicted the directories each copy uses once a
+ * pass, which s3fifo kept.  On the 36 replay rows: 0.5% fewer backend
+ * lookups in all, 4-8% fewer at half the footprint (git-status, gcc,
+ * perl-modules, make-build), up to 1.1% more at 10-25% (BENCHMARKS.md,
+ * issue 14, stop 46).  Tried alone (stop 46), it cost a victim its set
+ * to rotating ids in about 7 runs of 12 under load
+ * (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids):
+ * the victim earned its place only if one of its names, evicted twelve
+ * turnovers before, still had its ghost.  The lasting ghosts (below)
+ * tell that now (stop 47: none of 16). */
+#define GHOST_SHARE_NUM 9
+#define GHOST_SHARE_DEN 10
+#define GHOST_BYTES_PER_SLOT 64       /* of the limit: at most one slot per 64 bytes */
+/* Lasting ghosts: whether a client's negatives come back is also
+ * remembered for one name in LASTING_SAMPLE of those evicted unhit from
+ * probation (by hash), in a quarter of the ghosts' slots, so for about
+ * LASTING_SAMPLE / LASTING_DIV times as many evictions: 14 turnovers of
+ * a cache of client negatives, where the ghosts remember 0.9.  A name
+ * found there is not a refault (it goes to probation, as any new name);
+ * its client is credited with LASTING_SAMPLE uses (admit.c's earning),
+ * the sample's others.  A victim that looks up its set once every twelve
+ * turnovers of rotating ids earned its place only when one of its 5,000
+ * names still had its ghost, which 9/10 of the entries' ghosts made a
+ * coin toss (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids,
+ * about 7 runs in 12 under load). */
+#define LASTING_SAMPLE 64u
+#define LASTING_DIV 4u
 #define GHOST_MIN_SLOTS 4096u       /* from a 1 MiB limit up; fewer below (ghost_min_slots) */
 #define GHOST_MAX_SLOTS (1u << 24)
 
 /* ------------------------------------------------------------------ */
 /* ghosts */
 
-/* The slots are an allocation of their own, a power of two bytes: with
- * the header in it, 2^21 slots (4 MiB + 32 bytes) took jemalloc's 5 MiB
- * size class, a quarter of it wasted, counted in bytes_used and not in
- * the room its growth waited for. */
+/* The slots are an allocation of their own, of one of jemalloc's size
+ * classes (ghost_size): with the header in it, 2^21 slots (4 MiB + 32
+ * bytes) took jemalloc's 5 MiB size class, a quarter of it wasted,
+ * counted in bytes_used and not in the room its growth waited for. */
 struct ghost_table {
 	struct rcu_head rcu;        /* the free of a replaced table */
 	struct shrink *sh;
-	uint32_t mask;              /* slots - 1 */
-	_Atomic uint16_t *slot;     /* mask + 1 fingerprints, 0 = empty */
+	uint32_t n;                 /* slots (ghost_size: any number) */
+	uint32_t lasting_n;         /* lasting slots: lasting_slots(n) */
+	_Atomic uint16_t *slot;     /* n fingerprints, 0 = empty */
+	_Atomic uint16_t *lasting;  /* lasting_n fingerprints, the same way */
 };
 
 static size_t ghost_slots_bytes(uint32_t slots)
@@ -210,10 +249,16 @@ static size_t ghost_slots_bytes(uint32_t slots)
 	return (size_t)slots * sizeof(uint16_t);
 }
 
+/* The lasting ghosts' slots beside @n ghosts: a quarter (a size too). */
+static uint32_t lasting_slots(uint32_t n)
+{
+	return n / LASTING_DIV > 16 ? n / LASTING_DIV : 16;
+}
+
 /* What a table of @slots adds to bytes_used (its header rounded up). */
 static size_t ghost_table_bytes(uint32_t slots)
 {
-	return 64 + ghost_slots_bytes(slots);
+	return 64 + ghost_slots_bytes(slots) + ghost_slots_bytes(lasting_slots(slots));
 }
 
 static uint16_t ghost_fp(uint64_t hash)
@@ -221,37 +266,59 @@ static uint16_t ghost_fp(uint64_t hash)
 	return (uint16_t)(hash >> 48) | 1;   /* never 0, the empty slot */
 }
 
-/* A table of @n slots (a power of two) holding what it can of @old's
- * ghosts (slot j takes old slot j & old mask); NULL on ENOMEM, or when a
- * larger one would pass the bound (mem_alloc).  A smaller one is made
- * past it (it replaces @old: mem_alloc_over). */
+/* The slot of @hash in a table of @n: its low 32 bits scaled to n (the
+ * fingerprint is the top 16), so that n need not be a power of two. */
+static uint32_t ghost_index(uint64_t hash, uint32_t n)
+{
+	return (uint32_t)(((hash & 0xffffffffu) * (uint64_t)n) >> 32);
+}
+
+/* Fill @n slots with what they can hold of @old's @old_n (slot j takes
+ * the old slot its hashes had, j scaled to the old size; at the edges of
+ * the old slots a ghost may be lost), or empty ones. */
+static void ghost_slots_copy(_Atomic uint16_t *slot, uint32_t n, _Atomic uint16_t *old,
+			     uint32_t old_n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		/* relaxed: copied while clients may still write the old one */
+		atomic_init(&slot[i], old ? atomic_load_explicit(&old[(uint64_t)i * old_n / n],
+								 memory_order_relaxed)
+					  : 0);
+}
+
+/* A table of @n slots holding what it can of @old's ghosts; NULL on
+ * ENOMEM, or when a larger one would pass the bound (mem_alloc).  A
+ * smaller one is made past it (it replaces @old: mem_alloc_over). */
 static struct ghost_table *ghost_table_new(struct shrink *sh, uint32_t n,
 					   const struct ghost_table *old)
 {
 	void *(*alloc)(struct udc_cache *, size_t) =
-		old && n < old->mask + 1 ? mem_alloc_over : mem_alloc;
+		old && n < old->n ? mem_alloc_over : mem_alloc;
 	struct ghost_table *g = alloc(sh->c, sizeof(*g));
+	uint32_t ln = lasting_slots(n);
 
 	if (!g)
 		return NULL;
 	g->slot = alloc(sh->c, ghost_slots_bytes(n));
-	if (!g->slot) {
+	g->lasting = g->slot ? alloc(sh->c, ghost_slots_bytes(ln)) : NULL;
+	if (!g->lasting) {
+		if (g->slot)
+			mem_free(sh->c, (void *)g->slot, ghost_slots_bytes(n));
 		mem_free(sh->c, g, sizeof(*g));
 		return NULL;
 	}
 	g->sh = sh;
-	g->mask = n - 1;
-	for (uint32_t i = 0; i < n; i++)
-		/* relaxed: copied while clients may still write the old one */
-		atomic_init(&g->slot[i], old ? atomic_load_explicit(&old->slot[i & old->mask],
-								     memory_order_relaxed)
-					     : 0);
+	g->n = n;
+	g->lasting_n = ln;
+	ghost_slots_copy(g->slot, n, old ? old->slot : NULL, old ? old->n : 0);
+	ghost_slots_copy(g->lasting, ln, old ? old->lasting : NULL, old ? old->lasting_n : 0);
 	return g;
 }
 
 static void ghost_table_free(struct ghost_table *g)
 {
-	mem_free(g->sh->c, (void *)g->slot, ghost_slots_bytes(g->mask + 1));
+	mem_free(g->sh->c, (void *)g->lasting, ghost_slots_bytes(g->lasting_n));
+	mem_free(g->sh->c, (void *)g->slot, ghost_slots_bytes(g->n));
 	mem_free(g->sh->c, g, sizeof(*g));
 }
 
@@ -270,25 +337,33 @@ static uint32_t ghost_min_slots(size_t limit)
 	return n;
 }
 
-/* The slots ghosts should have now: about one per entry the cache holds
- * (it is full when reclaim runs), at most one per 64 bytes of the limit. */
+/* The table sizes: four steps a doubling (2^k, then 1.25, 1.5 and 1.75
+ * times it), @n rounded up or down to one.  Their bytes are jemalloc's
+ * size classes (no slack counted in bytes_used), and a cache that fills
+ * resizes its table a few times a doubling. */
+static uint32_t ghost_size(uint64_t n, bool up)
+{
+	if (n <= 8)
+		return (uint32_t)n;
+	uint64_t step = 1ull << (61 - __builtin_clzll(n - 1));   /* a quarter of n's power of two */
+
+	return (uint32_t)(up ? (n + step - 1) & ~(step - 1) : n & ~(step - 1));
+}
+
+/* The slots ghosts should have now: 9/10 of the entries the cache holds
+ * (it is full when reclaim runs), rounded up to a size, at most one per
+ * 64 bytes of the limit. */
 static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)
 {
-	size_t most = limit / GHOST_BYTES_PER_SLOT;
+	uint64_t most = ghost_size(limit / GHOST_BYTES_PER_SLOT, false);
 	uint64_t entries = (uint64_t)cache_nr_entries(c);
 	uint32_t n = ghost_min_slots(limit);
+	uint64_t want = ghost_size(entries * GHOST_SHARE_NUM / GHOST_SHARE_DEN, true);
 
-	if (n >= entries || 2 * (size_t)n > most)
+	if (want <= n || most <= n)
 		return n;
-	/* The doubling of n while under the entries, within most and the
-	 * cap, without a loop (every call asks: sweep_ghosts_growth):
-	 * n's shift to the entries' power of two, and to most's. */
-	unsigned up = (unsigned)(64 - __builtin_clzll(entries - 1)) - (unsigned)__builtin_ctz(n);
-	unsigned room = (unsigned)(63 - __builtin_clzll(most)) - (unsigned)__builtin_ctz(n);
-	unsigned cap = (unsigned)__builtin_ctz(GHOST_MAX_SLOTS) - (unsigned)__builtin_ctz(n);
-	unsigned k = up < room ? up : room;
-
-	return n << (k < cap ? k : cap);
+	want = want < most ? want : most;
+	return (uint32_t)(want < GHOST_MAX_SLOTS ? want : GHOST_MAX_SLOTS);
 }
 
 /* Replace the table by one of @n slots: 0, or -ENOMEM and nothing changed.
@@ -299,7 +374,7 @@ static int ghost_resize(struct shrink *sh, uint32_t n)
 	lock_assert_held(&sh->lock);
 	struct ghost_table *old = atomic_load_explicit(&sh->ghosts, memory_order_relaxed);
 
-	if (old->mask + 1 == n)
+	if (old->n == n)
 		return 0;
 	struct ghost_table *g = ghost_table_new(sh, n, old);
 	if (!g)
@@ -326,9 +401,11 @@ size_t sweep_ghosts_growth(struct shrink *sh)
 	 * under us: its size is kept apart); sweep_ghosts_grow looks again */
 	uint32_t have = atomic_load_explicit(&sh->ghost_slots, memory_order_relaxed);
 
-	/* Every call asks: the common answer without the doubling (a table
-	 * of at least the smallest slots and one slot per entry wants none) */
-	if (have >= GHOST_MIN_SLOTS && (uint64_t)cache_nr_entries(sh->c) <= have)
+	/* Every call asks: the common answer without the sizes (a table of
+	 * at least the smallest slots and its share of the entries wants
+	 * none) */
+	if (have >= GHOST_MIN_SLOTS &&
+	    (uint64_t)cache_nr_entries(sh->c) * GHOST_SHARE_NUM / GHOST_SHARE_DEN <= have)
 		return 0;
 	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 
@@ -366,7 +443,7 @@ void sweep_ghosts_grow(struct shrink *sh, size_t room)
 	uint32_t want = ghost_slots_wanted(sh->c, atomic_load_explicit(&sh->limit, memory_order_relaxed));
 
 	/* Not now if it does not fit; -ENOMEM keeps the size: fewer ghosts. */
-	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->mask + 1 &&
+	if (want > atomic_load_explicit(&sh->ghosts, memory_order_relaxed)->n &&
 	    ghost_table_bytes(want) <= room)
 		ghost_resize(sh, want);
 }
@@ -425,10 +502,49 @@ int sweep_limit_changed(struct shrink *sh, size_t limit)
 	uint32_t n = ghost_slots_wanted(sh->c, limit);
 
 	/* Only smaller now: growing waits for evictions (sweep_reclaim). */
-	int err = n < g->mask + 1 ? ghost_resize(sh, n) : 0;
+	int err = n < g->n ? ghost_resize(sh, n) : 0;
 	if (!err)
 		retained_follow(sh, limit);
 	return err;
+}
+
+/* Is @hash one of the names whose eviction leaves a lasting ghost? */
+static bool lasting_sampled(uint64_t hash)
+{
+	return ((hash >> 32) & (LASTING_SAMPLE - 1)) == 0;
+}
+
+/* A client's negative of @hash was evicted unhit from probation: its
+ * lasting ghost, when its name is of the sample. */
+static void lasting_put(struct shrink *sh, uint64_t hash)
+{
+	if (!lasting_sampled(hash))
+		return;
+	rcu_read_lock();   /* the table stays until our unlock */
+	/* acquire: pairs with the release store in ghost_resize */
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
+	/* relaxed: see Locking */
+	atomic_store_explicit(&g->lasting[ghost_index(hash, g->lasting_n)], ghost_fp(hash),
+			      memory_order_relaxed);
+	rcu_read_unlock();
+}
+
+/* A client's fresh negative of @hash: was its lasting ghost remembered?
+ * Takes it. */
+static bool lasting_take(struct shrink *sh, uint64_t hash)
+{
+	if (!lasting_sampled(hash))
+		return false;
+	rcu_read_lock();   /* the table stays until our unlock */
+	/* acquire: pairs with the release store in ghost_resize */
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
+	_Atomic uint16_t *slot = &g->lasting[ghost_index(hash, g->lasting_n)];
+	/* relaxed: see Locking */
+	bool hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
+	if (hit)
+		atomic_store_explicit(slot, 0, memory_order_relaxed);
+	rcu_read_unlock();
+	return hit;
 }
 
 static void ghost_put(struct shrink *sh, uint64_t hash)
@@ -437,7 +553,7 @@ static void ghost_put(struct shrink *sh, uint64_t hash)
 	/* acquire: pairs with the release store in ghost_resize */
 	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
 	/* relaxed: see Locking */
-	atomic_store_explicit(&g->slot[hash & g->mask], ghost_fp(hash), memory_order_relaxed);
+	atomic_store_explicit(&g->slot[ghost_index(hash, g->n)], ghost_fp(hash), memory_order_relaxed);
 	rcu_read_unlock();
 }
 
@@ -450,7 +566,7 @@ static bool ghost_take(struct shrink *sh, uint64_t hash, enum entry_kind kind)
 	rcu_read_lock();   /* the table stays until our unlock */
 	/* acquire: pairs with the release store in ghost_resize */
 	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
-	_Atomic uint16_t *slot = &g->slot[hash & g->mask];
+	_Atomic uint16_t *slot = &g->slot[ghost_index(hash, g->n)];
 	/* relaxed: see Locking */
 	hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
 	if (hit)
@@ -466,9 +582,14 @@ static bool ghost_take(struct shrink *sh, uint64_t hash, enum entry_kind kind)
 	return true;
 }
 
-unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cls, uint64_t hash)
+unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cls, uint64_t hash,
+			    uint8_t tag)
 {
-	return ghost_take(sh, hash, kind) ? entry_main_class(cls) : cls;
+	if (ghost_take(sh, hash, kind))
+		return entry_main_class(cls);
+	if (tag && lasting_take(sh, hash))   /* it stands for the sample's others */
+		admit_returned(sh, tag, LASTING_SAMPLE);
+	return cls;
 }
 
 void open_release(struct udc_cache *c, uint64_t stamp_max)
@@ -685,8 +806,10 @@ static void visit_probation(void *arg, void *obj)
 	uint8_t tag = entry_client_tag(e);
 	if (evict_entry(sp, e, &key, !stale && !sp->all,
 			stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION) &&
-	    counted)
+	    counted && tag) {
 		admit_evicted(sp->sh, tag);
+		lasting_put(sp->sh, key.hash);
+	}
 }
 
 /*

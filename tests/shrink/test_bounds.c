@@ -524,6 +524,42 @@ Test(bounds, a_victims_negatives_outlive_many_turnovers_of_rotating_ids, .timeou
 }
 
 /*
+ * A client earns its place by coming back (admit.c): here, to a set it
+ * lost a long time ago.  Rotating ids turn the cache over about 20 times
+ * (FAIR_AWAY rounds) between the victim's first look and its second,
+ * which makes every name again; the ghosts remember about one turnover,
+ * so no name of the set is a refault, and the names that stand for the
+ * set in the lasting ghosts (sweep.c) tell that it came back.  Then the
+ * set, earned, outlives twelve turnovers to its third look.  Before the
+ * lasting ghosts, the set was lost at every look after the first (the
+ * victim's client came back unearned: 0 hits of 5,000 at the third).
+ */
+#define FAIR_AWAY 24
+
+Test(bounds, a_client_that_comes_back_after_many_turnovers_earns_its_place, .timeout = 300)
+{
+	const char *what = "bounds/a_client_that_comes_back_after_many_turnovers_earns_its_place";
+	struct prng p;
+	prng_init(&p, test_seed(what));
+	udc_cache *c = tc_create_limit(TC_ROOT, NULL, UDC_CFG_NO_RECLAIM_THREAD, FAIR_LIMIT);
+	unsigned next = 0;
+
+	fair_victim_pass(c);
+	for (unsigned r = 0; r < FAIR_AWAY; r++)
+		fair_scan_round(c, &p, FAIR_ROTATE, 1, 1000, &next);
+	unsigned back = fair_victim_pass(c);
+	uint64_t refaults = tc_stats(c).refaults;
+	for (unsigned r = 0; r < FAIR_LOOK_LONG; r++)
+		fair_scan_round(c, &p, FAIR_ROTATE, 1, 1000, &next);
+	unsigned hits = fair_victim_pass(c);
+	fprintf(stderr, "%s: %u hits when it came back, %u at its next look; %llu refaults in all\n",
+		what, back, hits, (unsigned long long)refaults);
+	cr_assert_geq(hits, FAIR_VICTIM * 9 / 10, "%u of %u hit at the victim's third look", hits,
+		      FAIR_VICTIM);
+	udc_destroy(c);
+}
+
+/*
  * Anonymous is first in line: a client's negatives, never looked up, made
  * before an anonymous stream of twice the cache, are still there (their
  * client under its fair share, they are requeued) while the anonymous

@@ -262,6 +262,32 @@ Test(policy, a_names_hits_survive_a_change_of_its_answer)
 	udc_destroy(c);
 }
 
+/*
+ * The ghosts remember about S3-FIFO's ghost queue: 9/10 of a slot per
+ * entry the cache holds (0.9-1.125 of them, rounded up to a size), not
+ * the next power of two above the entries (1-2 of them: 65,536 slots for
+ * the 50,000 here), which sent names back to main a whole pass after
+ * their use (issue 16, stop 46).
+ */
+Test(policy, the_ghosts_remember_as_many_evictions_as_s3fifos_ghost_queue)
+{
+	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
+	unsigned streamed = 0;
+
+	while (tc_stats(c).evictions < 20000) {
+		stream(c, streamed, 1000);
+		streamed += 1000;
+	}
+	uint64_t entries = tc_stats(c).nr_negative + tc_stats(c).nr_positive;
+	uint32_t slots = atomic_load_explicit(&c->shrink->ghost_slots, memory_order_relaxed);
+	fprintf(stderr, "ghosts: %u slots for %llu entries\n", slots, (unsigned long long)entries);
+	cr_assert_leq(slots, entries * 9 / 8, "%u ghost slots for %llu entries", slots,
+		      (unsigned long long)entries);
+	cr_assert_geq(slots, entries * 8 / 10, "%u ghost slots for %llu entries", slots,
+		      (unsigned long long)entries);
+	udc_destroy(c);
+}
+
 Test(policy, a_refault_goes_to_main)
 {
 	/* One CPU slot throughout: a thread that moved CPU after the g names
