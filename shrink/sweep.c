@@ -44,16 +44,16 @@
  * from averages over the last windows, a point or more by how far apart
  * the two rates are (adapt_share).
  *
- * Ghosts: a table of 16-bit fingerprints indexed by the name hash, 0.9
+ * Ghosts: a table of 16-bit fingerprints indexed by the name hash, 3/4
  * of a slot per entry the cache holds when evictions run (so it remembers
- * about S3-FIFO's ghost queue's evictions), at most one per 64 bytes of the limit
- * (3% of it); small until the first eviction, grown by the sweeper and
+ * less than a turnover of evictions), at most one per 64 bytes of the limit
+ * (3% of it, the lasting ghosts a quarter more); small until the first eviction, grown by the sweeper and
  * made smaller when the limit falls.  A false refault (a new name matching
  * a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot
  * holds its fingerprint takes it (refault) and goes straight to main
  * (shrink_entry_class).  Lasting ghosts, in a quarter as many slots,
  * remember one in LASTING_SAMPLE of the clients' negatives evicted unhit
- * from probation, for about 14 turnovers: a client's name found there
+ * from probation, for about 12 turnovers: a client's name found there
  * credits its client with that many uses (admit.c's earning) and goes to
  * probation.
  *
@@ -191,37 +191,40 @@
  * fewer in all; the rows at half the footprint gave back up to 6%
  * (git-status, node-require) (BENCHMARKS.md, issue 14, stop 45). */
 #define POS_PROMOTE_HITS 2
-/* The ghosts' slots: 9/10 of the entries the cache holds, S3-FIFO's
- * |G| = |M|, rounded up to one of four sizes a doubling (0.9-1.125 of
- * them).  A slot keeps the last of the names hashed to it, so the table
- * remembers about as many evictions as it has slots.  The next power of
+/* The ghosts' slots: 3/4 of the entries the cache holds, rounded up to
+ * one of four sizes a doubling (0.75-0.94 of them).  A slot keeps the
+ * last of the names hashed to it, so the table remembers about as many
+ * evictions as it has slots.  The next power of
  * two above the entries (1-2 of them, as it fell) let names evicted a
  * whole pass earlier come back to main as refaults (make-build x1924 at
  * half its footprint: 35,500 refaults a run against s3fifo's 5,200), and
  * main, full of them, evicted the directories each copy uses once a
- * pass, which s3fifo kept.  On the 36 replay rows: 0.5% fewer backend
- * lookups in all, 4-8% fewer at half the footprint (git-status, gcc,
- * perl-modules, make-build), up to 1.1% more at 10-25% (BENCHMARKS.md,
- * issue 14, stop 46).  Tried alone (stop 46), it cost a victim its set
- * to rotating ids in about 7 runs of 12 under load
+ * pass, which s3fifo kept.  On the 36 replay rows, against it: 0.5%
+ * fewer backend lookups in all, 3-9% fewer at half the footprint
+ * (git-status, gcc, perl-modules, make-build), node-require and
+ * git-commit at 10-25% up to 1.7% more (BENCHMARKS.md, issue 14, stop
+ * 47); 0.3% fewer than 9/10 (S3-FIFO's |G|, whose ghost queue holds
+ * probation's evictions alone, where this table has main's too),
+ * make-build at 50% 3% fewer.  Either, tried alone (stop 46), cost a
+ * victim its set to rotating ids in about 7 runs of 12 under load
  * (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids):
  * the victim earned its place only if one of its names, evicted twelve
  * turnovers before, still had its ghost.  The lasting ghosts (below)
- * tell that now (stop 47: none of 16). */
-#define GHOST_SHARE_NUM 9
-#define GHOST_SHARE_DEN 10
+ * tell that now (stop 47: none of 16 at 9/10, none of 16 at 3/4). */
+#define GHOST_SHARE_NUM 3
+#define GHOST_SHARE_DEN 4
 #define GHOST_BYTES_PER_SLOT 64       /* of the limit: at most one slot per 64 bytes */
 /* Lasting ghosts: whether a client's negatives come back is also
  * remembered for one name in LASTING_SAMPLE of those evicted unhit from
  * probation (by hash), in a quarter of the ghosts' slots, so for about
- * LASTING_SAMPLE / LASTING_DIV times as many evictions: 14 turnovers of
- * a cache of client negatives, where the ghosts remember 0.9.  A name
+ * LASTING_SAMPLE / LASTING_DIV times as many evictions: 12 turnovers of
+ * a cache of client negatives, where the ghosts remember 3/4.  A name
  * found there is not a refault (it goes to probation, as any new name);
  * its client is credited with LASTING_SAMPLE uses (admit.c's earning),
  * the sample's others.  A victim that looks up its set once every twelve
  * turnovers of rotating ids earned its place only when one of its 5,000
- * names still had its ghost, which 9/10 of the entries' ghosts made a
- * coin toss (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids,
+ * names still had its ghost, which 3/4 or 9/10 of the entries' ghosts
+ * made a coin toss (bounds/a_victims_negatives_outlive_many_turnovers_of_rotating_ids,
  * about 7 runs in 12 under load). */
 #define LASTING_SAMPLE 64u
 #define LASTING_DIV 4u
@@ -350,7 +353,7 @@ static uint32_t ghost_size(uint64_t n, bool up)
 	return (uint32_t)(up ? (n + step - 1) & ~(step - 1) : n & ~(step - 1));
 }
 
-/* The slots ghosts should have now: 9/10 of the entries the cache holds
+/* The slots ghosts should have now: 3/4 of the entries the cache holds
  * (it is full when reclaim runs), rounded up to a size, at most one per
  * 64 bytes of the limit. */
 static uint32_t ghost_slots_wanted(struct udc_cache *c, size_t limit)

@@ -263,13 +263,13 @@ Test(policy, a_names_hits_survive_a_change_of_its_answer)
 }
 
 /*
- * The ghosts remember about S3-FIFO's ghost queue: 9/10 of a slot per
- * entry the cache holds (0.9-1.125 of them, rounded up to a size), not
- * the next power of two above the entries (1-2 of them: 65,536 slots for
- * the 50,000 here), which sent names back to main a whole pass after
- * their use (issue 16, stop 46).
+ * The ghosts remember fewer evictions than the cache holds entries: 3/4
+ * of a slot per entry (0.75-0.94 of them, rounded up to a size), not the
+ * next power of two above the entries (1-2 of them: 65,536 slots for the
+ * 50,000 here), which sent names back to main a whole pass after their
+ * use (issue 14, stops 46 and 47).
  */
-Test(policy, the_ghosts_remember_as_many_evictions_as_s3fifos_ghost_queue)
+Test(policy, the_ghosts_remember_fewer_evictions_than_the_cache_holds_entries)
 {
 	udc_cache *c = pol_create(LIMIT, UINT32_MAX);
 	unsigned streamed = 0;
@@ -281,9 +281,9 @@ Test(policy, the_ghosts_remember_as_many_evictions_as_s3fifos_ghost_queue)
 	uint64_t entries = tc_stats(c).nr_negative + tc_stats(c).nr_positive;
 	uint32_t slots = atomic_load_explicit(&c->shrink->ghost_slots, memory_order_relaxed);
 	fprintf(stderr, "ghosts: %u slots for %llu entries\n", slots, (unsigned long long)entries);
-	cr_assert_leq(slots, entries * 9 / 8, "%u ghost slots for %llu entries", slots,
+	cr_assert_leq(slots, entries * 15 / 16, "%u ghost slots for %llu entries", slots,
 		      (unsigned long long)entries);
-	cr_assert_geq(slots, entries * 8 / 10, "%u ghost slots for %llu entries", slots,
+	cr_assert_geq(slots, entries * 2 / 3, "%u ghost slots for %llu entries", slots,
 		      (unsigned long long)entries);
 	udc_destroy(c);
 }
