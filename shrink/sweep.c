@@ -68,16 +68,17 @@
  * at a time; it protects neg_share's adaptation state, the garbage
  * rounds, the trim's cursors, and the fair shares a batch took, struct
  * sweep_pass).  A visit asks the engine to evict or move the entry
- * (engine/evict.c, which takes the engine's locks).  The ghost slots take
- * no lock: relaxed 16-bit loads and stores (a ghost lost or overwritten
- * by a race is a missed refault, nothing worse); the table is read under
+ * (engine/evict.c, which takes the engine's locks).  The ghost slots,
+ * lasting ones too, take no lock: relaxed 16-bit loads and stores (a
+ * ghost lost or overwritten by a race is a missed refault or use,
+ * nothing worse); the table is read under
  * rcu_read_lock and a replaced one freed after a grace period
  * (ghost_resize, with sh->lock held, call_rcu).
  *
  * Ordering: hits is relaxed everywhere (a heuristic), and so is
  * trim_excess (a work estimate).  The ghost table is
- * published with a release store and read with acquire loads (ghost_put,
- * ghost_take).  What eviction and promotion need of the table and the
+ * published with a release store and read with acquire loads (fp_put,
+ * fp_take).  What eviction and promotion need of the table and the
  * directories is engine/evict.c's.
  *
  * Probes (common/probe.h): evict for each entry evicted (with its reason),
@@ -511,6 +512,38 @@ int sweep_limit_changed(struct shrink *sh, size_t limit)
 	return err;
 }
 
+/* The slot of @hash among @g's ghosts, or (@lasting) its lasting ones. */
+static _Atomic uint16_t *ghost_slot(struct ghost_table *g, uint64_t hash, bool lasting)
+{
+	return lasting ? &g->lasting[ghost_index(hash, g->lasting_n)] : &g->slot[ghost_index(hash, g->n)];
+}
+
+/* Remember @hash as a ghost, or (@lasting) a lasting one. */
+static void fp_put(struct shrink *sh, uint64_t hash, bool lasting)
+{
+	rcu_read_lock();   /* the table stays until our unlock */
+	/* acquire: pairs with the release store in ghost_resize */
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
+	/* relaxed: see Locking */
+	atomic_store_explicit(ghost_slot(g, hash, lasting), ghost_fp(hash), memory_order_relaxed);
+	rcu_read_unlock();
+}
+
+/* Was @hash remembered as a ghost, or (@lasting) a lasting one?  Takes it. */
+static bool fp_take(struct shrink *sh, uint64_t hash, bool lasting)
+{
+	rcu_read_lock();   /* the table stays until our unlock */
+	/* acquire: pairs with the release store in ghost_resize */
+	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
+	_Atomic uint16_t *slot = ghost_slot(g, hash, lasting);
+	/* relaxed: see Locking */
+	bool hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
+	if (hit)
+		atomic_store_explicit(slot, 0, memory_order_relaxed);
+	rcu_read_unlock();
+	return hit;
+}
+
 /* Is @hash one of the names whose eviction leaves a lasting ghost? */
 static bool lasting_sampled(uint64_t hash)
 {
@@ -521,61 +554,15 @@ static bool lasting_sampled(uint64_t hash)
  * lasting ghost, when its name is of the sample. */
 static void lasting_put(struct shrink *sh, uint64_t hash)
 {
-	if (!lasting_sampled(hash))
-		return;
-	rcu_read_lock();   /* the table stays until our unlock */
-	/* acquire: pairs with the release store in ghost_resize */
-	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
-	/* relaxed: see Locking */
-	atomic_store_explicit(&g->lasting[ghost_index(hash, g->lasting_n)], ghost_fp(hash),
-			      memory_order_relaxed);
-	rcu_read_unlock();
-}
-
-/* A client's fresh negative of @hash: was its lasting ghost remembered?
- * Takes it. */
-static bool lasting_take(struct shrink *sh, uint64_t hash)
-{
-	if (!lasting_sampled(hash))
-		return false;
-	rcu_read_lock();   /* the table stays until our unlock */
-	/* acquire: pairs with the release store in ghost_resize */
-	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
-	_Atomic uint16_t *slot = &g->lasting[ghost_index(hash, g->lasting_n)];
-	/* relaxed: see Locking */
-	bool hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
-	if (hit)
-		atomic_store_explicit(slot, 0, memory_order_relaxed);
-	rcu_read_unlock();
-	return hit;
-}
-
-static void ghost_put(struct shrink *sh, uint64_t hash)
-{
-	rcu_read_lock();   /* the table stays until our unlock */
-	/* acquire: pairs with the release store in ghost_resize */
-	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
-	/* relaxed: see Locking */
-	atomic_store_explicit(&g->slot[ghost_index(hash, g->n)], ghost_fp(hash), memory_order_relaxed);
-	rcu_read_unlock();
+	if (lasting_sampled(hash))
+		fp_put(sh, hash, true);
 }
 
 /* A fresh entry of @hash: was its ghost remembered (a refault, counted)?
  * Takes the ghost. */
 static bool ghost_take(struct shrink *sh, uint64_t hash, enum entry_kind kind)
 {
-	bool hit;
-
-	rcu_read_lock();   /* the table stays until our unlock */
-	/* acquire: pairs with the release store in ghost_resize */
-	struct ghost_table *g = atomic_load_explicit(&sh->ghosts, memory_order_acquire);
-	_Atomic uint16_t *slot = &g->slot[ghost_index(hash, g->n)];
-	/* relaxed: see Locking */
-	hit = atomic_load_explicit(slot, memory_order_relaxed) == ghost_fp(hash);
-	if (hit)
-		atomic_store_explicit(slot, 0, memory_order_relaxed);
-	rcu_read_unlock();
-	if (!hit)
+	if (!fp_take(sh, hash, false))
 		return false;
 	UDC_PROBE(refault, kind);
 	if (kind == ENT_NEGATIVE)
@@ -590,7 +577,7 @@ unsigned shrink_entry_class(struct shrink *sh, enum entry_kind kind, unsigned cl
 {
 	if (ghost_take(sh, hash, kind))
 		return entry_main_class(cls);
-	if (tag && lasting_take(sh, hash))   /* it stands for the sample's others */
+	if (tag && lasting_sampled(hash) && fp_take(sh, hash, true))   /* for the sample's others */
 		admit_returned(sh, tag, LASTING_SAMPLE);
 	return cls;
 }
@@ -677,7 +664,7 @@ static bool evict_entry(struct sweep_pass *sp, struct udc_entry *e, const struct
 	UDC_PROBE(evict, aged && why != UDC_PROBE_EVICT_STALE ? UDC_PROBE_EVICT_AGED : why,
 		  (int)kind, slot, key->dir, key->name, key->len);
 	if (ghost) {
-		ghost_put(sp->sh, key->hash);
+		fp_put(sp->sh, key->hash, false);
 		sp->ghosted[kind] += slot;
 	}
 	sp->evicted += slot;
