@@ -46,9 +46,10 @@
  *
  * Ghosts: a table of 16-bit fingerprints indexed by the name hash, 3/4
  * of a slot per entry the cache holds when evictions run (so it remembers
- * less than a turnover of evictions), at most one per 64 bytes of the limit
- * (3% of it, the lasting ghosts a quarter more); small until the first eviction, grown by the sweeper and
- * made smaller when the limit falls.  A false refault (a new name matching
+ * less than a turnover of evictions), at most one per 64 bytes of the
+ * limit (3% of it, the lasting ghosts a quarter more); small until the
+ * first eviction, grown by the sweeper and made smaller when the limit
+ * falls.  A false refault (a new name matching
  * a ghost) is a 1 in 32768 chance per slot filled.  A new entry whose slot
  * holds its fingerprint takes it (refault) and goes straight to main
  * (shrink_entry_class).  Lasting ghosts, in a quarter as many slots,
@@ -243,9 +244,8 @@ struct ghost_table {
 	struct rcu_head rcu;        /* the free of a replaced table */
 	struct shrink *sh;
 	uint32_t n;                 /* slots (ghost_size: any number) */
-	uint32_t lasting_n;         /* lasting slots: lasting_slots(n) */
 	_Atomic uint16_t *slot;     /* n fingerprints, 0 = empty */
-	_Atomic uint16_t *lasting;  /* lasting_n fingerprints, the same way */
+	_Atomic uint16_t *lasting;  /* lasting_slots(n) fingerprints, the same way */
 };
 
 static size_t ghost_slots_bytes(uint32_t slots)
@@ -313,15 +313,14 @@ static struct ghost_table *ghost_table_new(struct shrink *sh, uint32_t n,
 	}
 	g->sh = sh;
 	g->n = n;
-	g->lasting_n = ln;
 	ghost_slots_copy(g->slot, n, old ? old->slot : NULL, old ? old->n : 0);
-	ghost_slots_copy(g->lasting, ln, old ? old->lasting : NULL, old ? old->lasting_n : 0);
+	ghost_slots_copy(g->lasting, ln, old ? old->lasting : NULL, old ? lasting_slots(old->n) : 0);
 	return g;
 }
 
 static void ghost_table_free(struct ghost_table *g)
 {
-	mem_free(g->sh->c, (void *)g->lasting, ghost_slots_bytes(g->lasting_n));
+	mem_free(g->sh->c, (void *)g->lasting, ghost_slots_bytes(lasting_slots(g->n)));
 	mem_free(g->sh->c, (void *)g->slot, ghost_slots_bytes(g->n));
 	mem_free(g->sh->c, g, sizeof(*g));
 }
@@ -515,7 +514,8 @@ int sweep_limit_changed(struct shrink *sh, size_t limit)
 /* The slot of @hash among @g's ghosts, or (@lasting) its lasting ones. */
 static _Atomic uint16_t *ghost_slot(struct ghost_table *g, uint64_t hash, bool lasting)
 {
-	return lasting ? &g->lasting[ghost_index(hash, g->lasting_n)] : &g->slot[ghost_index(hash, g->n)];
+	return lasting ? &g->lasting[ghost_index(hash, lasting_slots(g->n))]
+		       : &g->slot[ghost_index(hash, g->n)];
 }
 
 /* Remember @hash as a ghost, or (@lasting) a lasting one. */
@@ -548,14 +548,6 @@ static bool fp_take(struct shrink *sh, uint64_t hash, bool lasting)
 static bool lasting_sampled(uint64_t hash)
 {
 	return ((hash >> 32) & (LASTING_SAMPLE - 1)) == 0;
-}
-
-/* A client's negative of @hash was evicted unhit from probation: its
- * lasting ghost, when its name is of the sample. */
-static void lasting_put(struct shrink *sh, uint64_t hash)
-{
-	if (lasting_sampled(hash))
-		fp_put(sh, hash, true);
 }
 
 /* A fresh entry of @hash: was its ghost remembered (a refault, counted)?
@@ -798,7 +790,8 @@ static void visit_probation(void *arg, void *obj)
 			stale ? UDC_PROBE_EVICT_STALE : UDC_PROBE_EVICT_PROBATION) &&
 	    counted && tag) {
 		admit_evicted(sp->sh, tag);
-		lasting_put(sp->sh, key.hash);
+		if (lasting_sampled(key.hash))   /* its lasting ghost */
+			fp_put(sp->sh, key.hash, true);
 	}
 }
 
